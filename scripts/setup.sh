@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian package that building and testing Strata needs. Idempotent: packages that
+# are already installed are left alone, and apt is not touched at all when nothing is missing.
+# GPU toolchains are optional: CUDA builds when nvcc is found (/usr/local/cuda), HIP when
+# clang-19 and the ROCm packages are installed (see docs/AMD_BUILD.md; not installed here by default).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev     # tests and benchmarks
+  nlohmann-json3-dev libfmt-dev libcli11-dev      # JSON, formatting, command line
+  libpcre2-dev libicu-dev                         # Unicode-aware regex for the tokenizers
+  libcpp-httplib-dev                              # HTTP server
+  clang libclang-rt-14-dev                        # libFuzzer targets
+)
+if [[ "${STRATA_SETUP_HIP:-0}" == "1" ]]; then
+  packages+=(clang-19 lld-19 clang-tools-19 libamdhip64-dev rocm-device-libs)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+echo "setup: installing ${missing[*]}"
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"

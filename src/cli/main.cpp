@@ -1,0 +1,43 @@
+// The `strata` executable: one binary, one subcommand per concern (see cli/command.h).
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/command.h"
+
+namespace strata::cli {
+
+std::vector<CommandEntry>& command_registry() {
+    static std::vector<CommandEntry> registry;
+    return registry;
+}
+
+int report_failure(const std::string& command, const std::string& message) {
+    std::fprintf(stderr, "strata %s: %s\n", command.c_str(), message.c_str());
+    return 1;
+}
+
+}  // namespace strata::cli
+
+int main(int argc, char** argv) {
+    using namespace strata::cli;
+    CLI::App app{"Strata: Mixture-of-Experts inference beyond VRAM"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "strata 0.1.0");
+
+    auto& registry = command_registry();
+    std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    std::vector<std::pair<CLI::App*, std::function<int()>>> commands;
+    for (auto& entry : registry) {
+        CLI::App* sub = app.add_subcommand(entry.name, entry.description);
+        commands.emplace_back(sub, entry.setup(*sub));
+    }
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    for (auto& [sub, run] : commands) {
+        if (sub->parsed()) return run();
+    }
+    return 1;
+}

@@ -1,0 +1,55 @@
+#pragma once
+// A fixed pool of worker threads for CPU compute. Threads are created once (never per call) and
+// optionally pinned one per core, because the expert kernels are memory-bound and a thread that
+// migrates loses its cache and its NUMA-local pages.
+//
+//   ThreadPool pool(ThreadPool::Options{.threads = 8});
+//   pool.parallel_for(n_rows, [&](int64_t begin, int64_t end, int worker) { ... });
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace strata {
+
+class ThreadPool {
+public:
+    struct Options {
+        int threads = 0;     // 0: one per hardware thread
+        bool pin = false;    // pin worker i to CPU i
+    };
+
+    explicit ThreadPool(Options options);
+    ThreadPool() : ThreadPool(Options{}) {}
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    // Number of threads that run work, the calling thread included.
+    int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+    // Splits [0, n) into contiguous ranges, one per thread, and runs fn(begin, end, worker_index)
+    // on each; the caller runs the first range and returns when all ranges are done. Must not be
+    // called from inside a task of the same pool.
+    void parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn);
+
+    static int hardware_threads();
+
+private:
+    void worker_loop(int index);
+
+    std::vector<std::thread> workers_;
+    std::mutex mutex_;
+    std::condition_variable start_cv_;
+    std::condition_variable done_cv_;
+    const std::function<void(int64_t, int64_t, int)>* task_ = nullptr;
+    int64_t task_n_ = 0;
+    uint64_t generation_ = 0;
+    int pending_ = 0;
+    bool stopping_ = false;
+};
+
+}  // namespace strata

@@ -1,0 +1,32 @@
+#include "support/testdata.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/file.h"
+
+namespace strata::test {
+
+std::string testdata_root() {
+    if (const char* env = std::getenv("STRATA_TESTDATA"); env && *env) return env;
+    return STRATA_DEFAULT_TESTDATA;
+}
+
+std::string testdata_path(const std::string& relative) { return testdata_root() + "/" + relative; }
+
+std::vector<std::string> testdata_files(const std::string& folder, const std::string& suffix) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(testdata_path(folder), ec)) {
+        std::string name = entry.path().filename().string();
+        if (entry.is_regular_file() && name.size() >= suffix.size() &&
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            out.push_back(entry.path().string());
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace strata::test
