@@ -1,0 +1,47 @@
+#include "backend/cpu/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace strata {
+
+void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
+                   const AttentionParams& p, float* out, CpuContext& ctx) {
+    const int64_t group = p.n_head / p.n_head_kv;
+    const int64_t n_kv_max = pos0 + n_tokens;
+    const int64_t n_work = n_tokens * p.n_head;
+    float* scores_all = ctx.scratch_floats(CpuContext::kAttentionScoresSlot,
+                                           static_cast<size_t>(ctx.pool().size() * n_kv_max));
+    ctx.pool().parallel_for(n_work, [&](int64_t w0, int64_t w1, int worker) {
+        float* scores = scores_all + worker * n_kv_max;
+        for (int64_t w = w0; w < w1; ++w) {
+            const int64_t t = w / p.n_head, h = w % p.n_head, kvh = h / group;
+            const int64_t n_kv = pos0 + t + 1;  // causal: this token sees positions <= its own
+            const float* qh = q + (t * p.n_head + h) * p.head_dim_k;
+            float max = -INFINITY;
+            for (int64_t j = 0; j < n_kv; ++j) {
+                const float* k = kv.keys(layer, j) + kvh * p.head_dim_k;
+                float s = 0.0f;
+                for (int64_t d = 0; d < p.head_dim_k; ++d) s += qh[d] * k[d];
+                scores[j] = s * p.scale;
+                max = std::max(max, scores[j]);
+            }
+            float sum = 0.0f;
+            for (int64_t j = 0; j < n_kv; ++j) {
+                scores[j] = std::exp(scores[j] - max);
+                sum += scores[j];
+            }
+            const float inv = 1.0f / sum;
+            float* o = out + (t * p.n_head + h) * p.head_dim_v;
+            std::fill(o, o + p.head_dim_v, 0.0f);
+            for (int64_t j = 0; j < n_kv; ++j) {
+                const float* v = kv.values(layer, j) + kvh * p.head_dim_v;
+                const float wj = scores[j] * inv;
+                for (int64_t d = 0; d < p.head_dim_v; ++d) o[d] += wj * v[d];
+            }
+        }
+    });
+}
+
+}  // namespace strata

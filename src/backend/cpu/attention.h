@@ -1,0 +1,26 @@
+#pragma once
+// Causal multi-head attention with grouped KV heads, over the KV cache, on the CPU.
+//
+//   cpu_attention(q, kv, layer, n_tokens, pos0, params, out, ctx);
+// q: n_tokens rows of n_head * head_dim_k (already roped); the cache holds positions
+// [0, pos0 + n_tokens) of this layer; out: n_tokens rows of n_head * head_dim_v.
+
+#include <cstdint>
+
+#include "backend/cpu/cpu_context.h"
+#include "kv/kv_cache.h"
+
+namespace strata {
+
+struct AttentionParams {
+    int64_t n_head = 0;
+    int64_t n_head_kv = 0;
+    int64_t head_dim_k = 0;
+    int64_t head_dim_v = 0;
+    float scale = 1.0f;  // usually 1/sqrt(head_dim_k)
+};
+
+void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
+                   const AttentionParams& p, float* out, CpuContext& ctx);
+
+}  // namespace strata

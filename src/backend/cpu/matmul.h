@@ -1,0 +1,23 @@
+#pragma once
+// Quantized matrix times activations on the CPU: y[t][o] = Σ_i W[o][i] · x[t][i].
+// The activations are converted once to the weight type's dot type (Q8_0, Q8_K, F16, ...) and
+// every output row is one call of the fastest dot kernel for this CPU (quant/cpu/dot_kernels.h),
+// rows spread over the thread pool.
+//
+//   cpu_matmul(wq, 0, x, n_tokens, q, ctx);           // wq: [n_in, n_out] in GGUF order
+//   cpu_matmul(experts_up, e, xe, n_e, ye, ctx);       // matrix e of a stacked expert tensor
+
+#include <cstdint>
+
+#include "backend/cpu/cpu_context.h"
+#include "model/weights.h"
+
+namespace strata {
+
+// x: n_tokens rows of w.ne[0] floats; y: n_tokens rows of w.ne[1] floats.
+void cpu_matmul(const Weight& w, int64_t matrix_index, const float* x, int64_t n_tokens, float* y, CpuContext& ctx);
+
+// Rows of an embedding table (token ids) dequantized to floats: out[t] = W[ids[t]].
+void cpu_get_rows(const Weight& w, const int32_t* ids, int64_t n, float* out);
+
+}  // namespace strata

@@ -1,0 +1,73 @@
+#include "backend/cpu/ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace strata {
+
+void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out) {
+    for (int64_t r = 0; r < n_rows; ++r) {
+        const float* xr = x + r * n;
+        float* o = out + r * n;
+        double sum = 0.0;  // double: the mean of squares of thousands of values loses bits in float
+        for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(xr[i]) * xr[i];
+        const float scale = static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(n) + eps));
+        if (weight) {
+            for (int64_t i = 0; i < n; ++i) o[i] = xr[i] * scale * weight[i];
+        } else {
+            for (int64_t i = 0; i < n; ++i) o[i] = xr[i] * scale;
+        }
+    }
+}
+
+void cpu_rope(float* x, int64_t n_tokens, int64_t n_head, const RopeParams& p, const int32_t* positions) {
+    const int64_t half = p.rope_dims / 2;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const double pos = positions[t];
+        for (int64_t i = 0; i < half; ++i) {
+            // theta_i = pos * base^(-2i/d), as HF's inv_freq; computed in double, applied in float.
+            const double theta = pos * std::pow(static_cast<double>(p.base), -2.0 * static_cast<double>(i) / static_cast<double>(p.rope_dims));
+            const float c = static_cast<float>(std::cos(theta)), s = static_cast<float>(std::sin(theta));
+            for (int64_t h = 0; h < n_head; ++h) {
+                float* head = x + (t * n_head + h) * p.head_dim;
+                // Normal pairs neighbours (2i, 2i+1); Neox pairs the two halves (i, i + d/2).
+                const int64_t a = p.style == RopeStyle::Normal ? 2 * i : i;
+                const int64_t b = p.style == RopeStyle::Normal ? 2 * i + 1 : i + half;
+                const float x0 = head[a], x1 = head[b];
+                head[a] = x0 * c - x1 * s;
+                head[b] = x0 * s + x1 * c;
+            }
+        }
+    }
+}
+
+void cpu_swiglu(float* gate, const float* up, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = gate[i];
+        gate[i] = g / (1.0f + std::exp(-g)) * up[i];
+    }
+}
+
+void cpu_add(float* x, const float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+void cpu_add_bias(float* x, const float* bias, int64_t n_rows, int64_t n) {
+    for (int64_t r = 0; r < n_rows; ++r) {
+        for (int64_t i = 0; i < n; ++i) x[r * n + i] += bias[i];
+    }
+}
+
+void cpu_softmax(float* x, int64_t n) {
+    float max = x[0];
+    for (int64_t i = 1; i < n; ++i) max = std::max(max, x[i]);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        x[i] = std::exp(x[i] - max);
+        sum += x[i];
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+}  // namespace strata

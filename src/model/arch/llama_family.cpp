@@ -1,0 +1,106 @@
+// The Llama family: pre-norm decoder blocks of grouped-query attention and a SwiGLU FFN.
+//   llama    — Llama 2/3, Mistral; with experts (expert_count > 0) Mixtral
+//   qwen3    — adds per-head q/k RMS norms, NEOX rope, often tied embeddings
+//   qwen3moe — Qwen3 attention with a softmax-routed MoE FFN (Qwen3-30B-A3B, 235B-A22B)
+// Recipe per layer: x += attn(norm(x)); x += ffn(norm(x)); then norm → output head.
+#include <string>
+#include <vector>
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/ops.h"
+#include "model/model.h"
+#include "model/weights.h"
+
+namespace strata {
+
+namespace {
+
+struct LlamaLayer {
+    AttentionWeights attn;
+    bool moe = false;
+    DenseFfnWeights ffn;
+    MoeFfnWeights moe_ffn;
+};
+
+class LlamaFamily final : public Model {
+public:
+    LlamaFamily(const ModelConfig& config) { config_ = config; }
+
+    Status load(const GgufFile& file) {
+        const ModelConfig& c = config_;
+        const int64_t e = c.n_embd, v = c.n_vocab;
+        WeightLoader w(file);
+        token_embd_ = w.require("token_embd.weight", {e, v});
+        output_norm_ = w.require_f32("output_norm.weight", {e});
+        output_ = w.optional("output.weight", {e, v});
+        if (!output_) output_ = token_embd_;  // tied embeddings
+        layers_.resize(c.n_layer);
+        for (uint32_t il = 0; il < c.n_layer; ++il) {
+            const std::string b = "blk." + std::to_string(il) + ".";
+            LlamaLayer& L = layers_[il];
+            L.attn.norm = w.require_f32(b + "attn_norm.weight", {e});
+            L.attn.wq = w.require(b + "attn_q.weight", {e, c.q_dim()});
+            L.attn.wk = w.require(b + "attn_k.weight", {e, c.kv_dim_k()});
+            L.attn.wv = w.require(b + "attn_v.weight", {e, c.kv_dim_v()});
+            L.attn.wo = w.require(b + "attn_output.weight", {c.n_head * c.head_dim_v, e});
+            L.attn.bq = w.optional_f32(b + "attn_q.bias", {c.q_dim()});
+            L.attn.bk = w.optional_f32(b + "attn_k.bias", {c.kv_dim_k()});
+            L.attn.bv = w.optional_f32(b + "attn_v.bias", {c.kv_dim_v()});
+            L.attn.bo = w.optional_f32(b + "attn_output.bias", {e});
+            if (c.arch == "qwen3" || c.arch == "qwen3moe") {
+                L.attn.q_norm = w.require_f32(b + "attn_q_norm.weight", {c.head_dim_k});
+                L.attn.k_norm = w.require_f32(b + "attn_k_norm.weight", {c.head_dim_k});
+            }
+            if (c.is_moe()) {
+                L.moe = true;
+                const int64_t ff = c.n_ff_expert, n_exp = c.n_expert;
+                L.moe_ffn.norm = w.require_f32(b + "ffn_norm.weight", {e});
+                L.moe_ffn.router = w.require(b + "ffn_gate_inp.weight", {e, n_exp});
+                L.moe_ffn.gate_exps = w.require(b + "ffn_gate_exps.weight", {e, ff, n_exp});
+                L.moe_ffn.up_exps = w.require(b + "ffn_up_exps.weight", {e, ff, n_exp});
+                L.moe_ffn.down_exps = w.require(b + "ffn_down_exps.weight", {ff, e, n_exp});
+            } else {
+                L.ffn.norm = w.require_f32(b + "ffn_norm.weight", {e});
+                L.ffn.gate = w.require(b + "ffn_gate.weight", {e, c.n_ff});
+                L.ffn.up = w.require(b + "ffn_up.weight", {e, c.n_ff});
+                L.ffn.down = w.require(b + "ffn_down.weight", {c.n_ff, e});
+            }
+        }
+        return w.status();
+    }
+
+    void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& ctx) override {
+        const ModelConfig& c = config_;
+        const int64_t n = batch.n_tokens, e = c.n_embd;
+        STRATA_CHECK(batch.pos0 + n <= kv.n_ctx(), "batch runs past the KV cache");
+        residual_.resize(static_cast<size_t>(n * e));
+        float* x = residual_.data();
+        cpu_get_rows(token_embd_, batch.tokens, n, x);
+        for (uint32_t il = 0; il < c.n_layer; ++il) {
+            const LlamaLayer& L = layers_[il];
+            attention_block(L.attn, c, x, batch, kv, il, ctx);
+            if (L.moe) moe_ffn_block(L.moe_ffn, c, x, batch, ctx);
+            else dense_ffn_block(L.ffn, c, x, batch, ctx);
+        }
+        const int64_t first = which == LogitsFor::Last ? n - 1 : 0;
+        const int64_t rows = n - first;
+        float* normed = ctx.scratch_floats(block_slots::kNormed, static_cast<size_t>(rows * e));
+        cpu_rms_norm(x + first * e, output_norm_.f32(), rows, e, c.rms_eps, normed);
+        cpu_matmul(output_, 0, normed, rows, logits, ctx);
+    }
+
+private:
+    Weight token_embd_, output_norm_, output_;
+    std::vector<LlamaLayer> layers_;
+    std::vector<float> residual_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> load_llama_family(const GgufFile& file, const ModelConfig& config) {
+    auto model = std::make_unique<LlamaFamily>(config);
+    STRATA_TRY(model->load(file));
+    return std::unique_ptr<Model>(std::move(model));
+}
+
+}  // namespace strata

@@ -1,0 +1,54 @@
+#include <algorithm>
+#include <cmath>
+
+#include "backend/cpu/attention.h"
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/ops.h"
+#include "model/blocks/blocks.h"
+
+namespace strata {
+
+void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, KvCache& kv,
+                     int64_t layer, CpuContext& ctx) {
+    using namespace block_slots;
+    const int64_t n = batch.n_tokens, e = cfg.n_embd;
+    const int64_t q_dim = cfg.q_dim(), k_dim = cfg.kv_dim_k(), v_dim = cfg.kv_dim_v();
+
+    float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
+
+    float* q = ctx.scratch_floats(kQ, static_cast<size_t>(n * q_dim));
+    float* k = ctx.scratch_floats(kK, static_cast<size_t>(n * k_dim));
+    float* v = ctx.scratch_floats(kV, static_cast<size_t>(n * v_dim));
+    cpu_matmul(w.wq, 0, h, n, q, ctx);
+    cpu_matmul(w.wk, 0, h, n, k, ctx);
+    cpu_matmul(w.wv, 0, h, n, v, ctx);
+    if (w.bq) cpu_add_bias(q, w.bq.f32(), n, q_dim);
+    if (w.bk) cpu_add_bias(k, w.bk.f32(), n, k_dim);
+    if (w.bv) cpu_add_bias(v, w.bv.f32(), n, v_dim);
+
+    // Qwen3 normalizes each head of q and k before rope.
+    if (w.q_norm) cpu_rms_norm(q, w.q_norm.f32(), n * cfg.n_head, cfg.head_dim_k, cfg.rms_eps, q);
+    if (w.k_norm) cpu_rms_norm(k, w.k_norm.f32(), n * cfg.n_head_kv, cfg.head_dim_k, cfg.rms_eps, k);
+
+    RopeParams rope{cfg.rope_style, cfg.head_dim_k, cfg.rope_dims, cfg.rope_base};
+    cpu_rope(q, n, cfg.n_head, rope, batch.positions);
+    cpu_rope(k, n, cfg.n_head_kv, rope, batch.positions);
+
+    for (int64_t t = 0; t < n; ++t) {
+        std::copy_n(k + t * k_dim, k_dim, kv.keys(layer, batch.pos0 + t));
+        std::copy_n(v + t * v_dim, v_dim, kv.values(layer, batch.pos0 + t));
+    }
+
+    float* attn = ctx.scratch_floats(kAttnOut, static_cast<size_t>(n * cfg.n_head * cfg.head_dim_v));
+    AttentionParams ap{cfg.n_head, cfg.n_head_kv, cfg.head_dim_k, cfg.head_dim_v,
+                       1.0f / std::sqrt(static_cast<float>(cfg.head_dim_k))};
+    cpu_attention(q, kv, layer, n, batch.pos0, ap, attn, ctx);
+
+    float* proj = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
+    cpu_matmul(w.wo, 0, attn, n, proj, ctx);
+    if (w.bo) cpu_add_bias(proj, w.bo.f32(), n, e);
+    cpu_add(x, proj, n * e);
+}
+
+}  // namespace strata

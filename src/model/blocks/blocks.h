@@ -1,0 +1,62 @@
+#pragma once
+// The shared building blocks that architecture recipes (model/arch/*.cpp) are written from.
+// Each block reads the residual stream x (n_tokens rows of n_embd), computes its sub-layer from a
+// normalized copy, and adds the result back into x.
+//
+//   attention_block(layer.attn, cfg, x, batch, kv, il, ctx);
+//   if (layer.moe) moe_ffn_block(layer.moe_ffn, cfg, x, batch, ctx);
+//   else dense_ffn_block(layer.ffn, cfg, x, batch, ctx);
+
+#include <cstdint>
+
+#include "backend/cpu/cpu_context.h"
+#include "kv/kv_cache.h"
+#include "model/config.h"
+#include "model/weights.h"
+
+namespace strata {
+
+struct Batch {
+    const int32_t* tokens = nullptr;
+    const int32_t* positions = nullptr;  // positions[t] = pos0 + t
+    int64_t n_tokens = 0;
+    int64_t pos0 = 0;
+};
+
+// Shapes (GGUF order, [in, out]) in comments.
+struct AttentionWeights {
+    Weight norm;            // [n_embd]
+    Weight wq, wk, wv;      // [n_embd, n_head*hd_k], [n_embd, n_head_kv*hd_k], [n_embd, n_head_kv*hd_v]
+    Weight bq, bk, bv;      // optional biases
+    Weight q_norm, k_norm;  // optional per-head RMS norms [hd_k] (Qwen3)
+    Weight wo;              // [n_head*hd_v, n_embd]
+    Weight bo;              // optional
+};
+
+struct DenseFfnWeights {
+    Weight norm;              // [n_embd]
+    Weight gate, up;          // [n_embd, n_ff]
+    Weight down;              // [n_ff, n_embd]
+};
+
+struct MoeFfnWeights {
+    Weight norm;                 // [n_embd]
+    Weight router;               // [n_embd, n_expert]
+    Weight gate_exps, up_exps;   // [n_embd, n_ff_expert, n_expert]
+    Weight down_exps;            // [n_ff_expert, n_embd, n_expert]
+};
+
+void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, KvCache& kv,
+                     int64_t layer, CpuContext& ctx);
+void dense_ffn_block(const DenseFfnWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, CpuContext& ctx);
+void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, CpuContext& ctx);
+
+// Scratch slots the blocks use (CpuContext::kFirstFreeSlot and up).
+namespace block_slots {
+constexpr int kNormed = CpuContext::kFirstFreeSlot;
+constexpr int kQ = kNormed + 1, kK = kNormed + 2, kV = kNormed + 3, kAttnOut = kNormed + 4, kProj = kNormed + 5;
+constexpr int kGate = kNormed + 6, kUp = kNormed + 7;
+constexpr int kRouter = kNormed + 8, kGather = kNormed + 9, kExpertOut = kNormed + 10;
+}  // namespace block_slots
+
+}  // namespace strata

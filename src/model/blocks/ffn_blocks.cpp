@@ -1,0 +1,79 @@
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/ops.h"
+#include "model/blocks/blocks.h"
+
+namespace strata {
+
+void dense_ffn_block(const DenseFfnWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, CpuContext& ctx) {
+    using namespace block_slots;
+    const int64_t n = batch.n_tokens, e = cfg.n_embd, ff = w.gate.ne[1];
+    float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
+    float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(n * ff));
+    float* up = ctx.scratch_floats(kUp, static_cast<size_t>(n * ff));
+    cpu_matmul(w.gate, 0, h, n, gate, ctx);
+    cpu_matmul(w.up, 0, h, n, up, ctx);
+    cpu_swiglu(gate, up, n * ff);
+    float* out = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
+    cpu_matmul(w.down, 0, gate, n, out, ctx);
+    cpu_add(x, out, n * e);
+}
+
+// Softmax routing (Mixtral, Qwen3-MoE): softmax over all experts, keep the top k, renormalize
+// the kept weights to sum to one. Then the batch is sorted by expert so each expert's matrices
+// are read once per batch, whatever the number of tokens routed to it.
+void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, CpuContext& ctx) {
+    using namespace block_slots;
+    const int64_t n = batch.n_tokens, e = cfg.n_embd, n_exp = cfg.n_expert, k = cfg.n_expert_used;
+    const int64_t ff = w.gate_exps.ne[1];
+    float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
+
+    float* logits = ctx.scratch_floats(kRouter, static_cast<size_t>(n * n_exp));
+    cpu_matmul(w.router, 0, h, n, logits, ctx);
+
+    // Selected (expert, weight) pairs per token.
+    std::vector<std::vector<std::pair<int64_t, float>>> by_expert(static_cast<size_t>(n_exp));
+    std::vector<int64_t> order(static_cast<size_t>(n_exp));
+    for (int64_t t = 0; t < n; ++t) {
+        float* p = logits + t * n_exp;
+        cpu_softmax(p, n_exp);
+        std::iota(order.begin(), order.end(), 0);
+        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                          [&](int64_t a, int64_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+        float sum = 0.0f;
+        for (int64_t j = 0; j < k; ++j) sum += p[order[static_cast<size_t>(j)]];
+        for (int64_t j = 0; j < k; ++j) {
+            int64_t ex = order[static_cast<size_t>(j)];
+            float weight = cfg.norm_topk_prob ? p[ex] / sum : p[ex];
+            by_expert[static_cast<size_t>(ex)].emplace_back(t, weight);
+        }
+    }
+
+    float* gathered = ctx.scratch_floats(kGather, static_cast<size_t>(n * e));
+    float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(n * ff));
+    float* up = ctx.scratch_floats(kUp, static_cast<size_t>(n * ff));
+    float* out = ctx.scratch_floats(kExpertOut, static_cast<size_t>(n * e));
+    for (int64_t ex = 0; ex < n_exp; ++ex) {
+        const auto& routed = by_expert[static_cast<size_t>(ex)];
+        if (routed.empty()) continue;
+        const int64_t m = static_cast<int64_t>(routed.size());
+        for (int64_t i = 0; i < m; ++i) std::copy_n(h + routed[static_cast<size_t>(i)].first * e, e, gathered + i * e);
+        cpu_matmul(w.gate_exps, ex, gathered, m, gate, ctx);
+        cpu_matmul(w.up_exps, ex, gathered, m, up, ctx);
+        cpu_swiglu(gate, up, m * ff);
+        cpu_matmul(w.down_exps, ex, gate, m, out, ctx);
+        for (int64_t i = 0; i < m; ++i) {
+            const auto [t, weight] = routed[static_cast<size_t>(i)];
+            float* xt = x + t * e;
+            const float* o = out + i * e;
+            for (int64_t d = 0; d < e; ++d) xt[d] += weight * o[d];
+        }
+    }
+}
+
+}  // namespace strata

@@ -1,0 +1,17 @@
+#include "model/model.h"
+
+namespace strata {
+
+Result<std::unique_ptr<Model>> Model::load(const GgufFile& file) {
+    STRATA_ASSIGN_OR_RETURN(ModelConfig config, ModelConfig::from_gguf(file));
+    if (config.arch == "llama" || config.arch == "qwen3" || config.arch == "qwen3moe") {
+        return load_llama_family(file, config);
+    }
+    return Status::error("{}: no forward pass for architecture {}", file.path(), config.arch);
+}
+
+KvCache Model::make_kv_cache(int64_t n_ctx) const {
+    return KvCache(config_.n_layer, n_ctx, config_.kv_dim_k(), config_.kv_dim_v());
+}
+
+}  // namespace strata

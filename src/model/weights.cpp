@@ -1,0 +1,79 @@
+#include "model/weights.h"
+
+#include "quant/traits.h"
+
+namespace strata {
+
+namespace {
+std::string shape_text(std::initializer_list<int64_t> shape) {
+    std::string s = "[";
+    bool first = true;
+    for (int64_t d : shape) {
+        s += (first ? "" : ", ") + std::to_string(d);
+        first = false;
+    }
+    return s + "]";
+}
+}  // namespace
+
+Weight WeightLoader::load(const std::string& name, std::initializer_list<int64_t> shape, bool required, bool f32_only) {
+    Weight w;
+    const GgufTensorInfo* t = file_.tensor(name);
+    if (!t) {
+        if (required && status_) {
+            status_ = Status::error("{}: tensor {} is missing (expected shape {}); the file may be for another "
+                                    "variant of the architecture",
+                                    file_.path(), name, shape_text(shape));
+        }
+        return w;
+    }
+    bool same = t->n_dims >= 1 && shape.size() >= 1;
+    size_t i = 0;
+    for (int64_t d : shape) {
+        if (i >= 4 || static_cast<int64_t>(t->ne[i]) != d) same = false;
+        ++i;
+    }
+    for (; i < 4; ++i) {
+        if (t->ne[i] != 1) same = false;
+    }
+    if (!same) {
+        if (status_) {
+            status_ = Status::error("{}: tensor {}: expected shape {}, got {}", file_.path(), name, shape_text(shape),
+                                    t->shape_string());
+        }
+        return w;
+    }
+    if (f32_only && t->type != TensorType::F32) {
+        if (status_) status_ = Status::error("{}: tensor {}: expected F32, got {}", file_.path(), name, tensor_type_name(t->type));
+        return w;
+    }
+    const QuantTraits* q = find_quant_traits(t->type);
+    if (!q || !q->dot) {
+        if (status_) {
+            status_ = Status::error("{}: tensor {} has type {}, which Strata cannot compute with", file_.path(), name,
+                                    tensor_type_name(t->type));
+        }
+        return w;
+    }
+    w.info = t;
+    w.data = file_.tensor_data(*t);
+    w.type = t->type;
+    for (int d = 0; d < 4; ++d) w.ne[d] = static_cast<int64_t>(t->ne[d]);
+    w.row_bytes = tensor_type_info(t->type)->row_bytes(t->ne[0]);
+    return w;
+}
+
+Weight WeightLoader::require(const std::string& name, std::initializer_list<int64_t> shape) {
+    return load(name, shape, true, false);
+}
+Weight WeightLoader::optional(const std::string& name, std::initializer_list<int64_t> shape) {
+    return load(name, shape, false, false);
+}
+Weight WeightLoader::require_f32(const std::string& name, std::initializer_list<int64_t> shape) {
+    return load(name, shape, true, true);
+}
+Weight WeightLoader::optional_f32(const std::string& name, std::initializer_list<int64_t> shape) {
+    return load(name, shape, false, true);
+}
+
+}  // namespace strata
