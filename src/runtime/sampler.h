@@ -1,0 +1,55 @@
+#pragma once
+// Turns logits into the next token: penalties, then temperature, top-k, top-p and min-p
+// filtering, then a seeded draw (or arg-max when temperature is 0). The order and formulas are
+// those of llama.cpp's default sampler chain and the OpenAI API's penalty definitions.
+//
+//   Sampler s(SamplingParams{.temperature = 0.7f, .top_p = 0.9f, .seed = 42});
+//   int32_t next = s.sample(logits, n_vocab, history);
+//   s.accept(next);
+
+#include <cstdint>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+
+namespace strata {
+
+struct SamplingParams {
+    float temperature = 0.8f;        // 0: greedy (arg-max)
+    int32_t top_k = 40;              // 0: off
+    float top_p = 0.95f;             // 1: off
+    float min_p = 0.05f;             // 0: off; keep tokens with p >= min_p * p_max
+    float repetition_penalty = 1.0f; // 1: off; divides positive logits of seen tokens, multiplies negative ones
+    float presence_penalty = 0.0f;   // subtracted once from every token seen
+    float frequency_penalty = 0.0f;  // subtracted per occurrence
+    int32_t penalty_last_n = 64;     // how many recent tokens the penalties look at (-1: all)
+    uint64_t seed = 0xC0FFEE;
+
+    Status validate() const;
+};
+
+class Sampler {
+public:
+    explicit Sampler(const SamplingParams& params);
+
+    // Picks the next token from n_vocab logits (the logits are not modified).
+    int32_t sample(const float* logits, int64_t n_vocab);
+    // Records a token of the context (prompt or generated) for the penalties.
+    void accept(int32_t token);
+    void reset();
+
+private:
+    SamplingParams params_;
+    std::mt19937_64 rng_;
+    std::vector<int32_t> history_;
+    struct Candidate {
+        int32_t id;
+        float logit;
+        float p;
+    };
+    std::vector<Candidate> candidates_;  // reused across calls
+};
+
+}  // namespace strata
