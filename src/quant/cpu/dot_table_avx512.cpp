@@ -8,8 +8,24 @@ namespace strata {
 
 namespace {
 constexpr DotKernel kKernels[] = {
-    // K-quant, legacy and MXFP4 kernels (dot_kquants_avx512.cpp, dot_legacy_avx512.cpp)
-    // IQ kernels (dot_iq_avx512.cpp)
+    // K-quant, legacy and MXFP4 kernels (dot_kquants_avx512.cpp, dot_legacy_avx512.cpp,
+    // dot_mxfp4_avx512.cpp)
+    {TensorType::Q2_K, dot_q2_k_q8_k_avx512},
+    {TensorType::Q3_K, dot_q3_k_q8_k_avx512},
+    {TensorType::Q4_K, dot_q4_k_q8_k_avx512},
+    {TensorType::Q5_K, dot_q5_k_q8_k_avx512},
+    {TensorType::Q6_K, dot_q6_k_q8_k_avx512},
+    {TensorType::Q8_0, dot_q8_0_q8_0_avx512},
+    {TensorType::Q4_0, dot_q4_0_q8_0_avx512},
+    {TensorType::Q5_0, dot_q5_0_q8_0_avx512},
+    {TensorType::MXFP4, dot_mxfp4_q8_0_avx512},
+    // IQ kernels (dot_iq_avx512.cpp; IQ1_S, IQ4_NL, IQ4_XS use the faster AVX2 ones)
+    {TensorType::IQ1_M, dot_iq1_m_q8_k_avx512},
+    {TensorType::IQ2_XXS, dot_iq2_xxs_q8_k_avx512},
+    {TensorType::IQ2_XS, dot_iq2_xs_q8_k_avx512},
+    {TensorType::IQ2_S, dot_iq2_s_q8_k_avx512},
+    {TensorType::IQ3_XXS, dot_iq3_xxs_q8_k_avx512},
+    {TensorType::IQ3_S, dot_iq3_s_q8_k_avx512},
     {TensorType::F32, nullptr},  // placeholder so the table is never empty; skipped by lookups
 };
 }  // namespace

@@ -1,0 +1,247 @@
+// AVX2 dot kernels of the K-quant formats (quant/k_quants.h) with a Q8_K activation row. They
+// compute the number the scalar references in quant/q*_k.cpp compute, in the same two steps:
+// an integer sum per 256-value super-block (exact, so any order), then one float multiply-add
+// by the block's d·a.d. Only the float summation over super-blocks is ordered differently.
+//
+// The integer step is the same for every type: unsigned quants × signed activations with
+// _mm256_maddubs_epi16 (pairs of products as int16; the largest quant, 63, times |a| ≤ 128
+// never saturates), then _mm256_madd_epi16 with the sub-block scale as int16, giving int32.
+// Formats with an offset (Q3_K's −4, Q6_K's −32) or a minimum (Q2_K, Q4_K, Q5_K) keep their
+// quants unsigned and subtract offset·scale·Σa, where Σa per 16 values is Q8_K's bsums.
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "core/check.h"
+#include "quant/cpu/dot_kernels_avx2.h"
+#include "quant/k_quants.h"
+#include "quant/q8_k.h"
+
+namespace strata {
+
+namespace {
+
+int64_t super_blocks(int64_t n) {
+    STRATA_CHECK(n % 256 == 0, "K-quant rows hold a multiple of 256 values");
+    return n / 256;
+}
+
+float fp16(uint16_t h) { return _cvtsh_ss(h); }
+
+__m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+__m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+
+float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// Σ scale·q·a over 32 values: `q` unsigned (≤ 63), `a` int8, `scales` one int16 per pair lane.
+__m256i scaled_dot(__m256i q, const int8_t* a, __m256i scales) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(a)), scales);
+}
+
+// Every 16-bit lane = word `j` (0..7) of `words`, whose two 128-bit halves are equal.
+__m256i broadcast_word(__m256i words, int j) {
+    return _mm256_shuffle_epi8(words, _mm256_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * j)));
+}
+
+// 16 int8 sub-block scales → int16 lanes for 32 values of two 16-value sub-blocks: the low
+// 128 bits get scale 2p, the high 128 bits scale 2p + 1.
+__m256i pair_scales(__m128i scales8, int p) {
+    const __m128i pick = _mm_add_epi8(_mm_set1_epi8(static_cast<char>(2 * p)), _mm_set_epi64x(0x0101010101010101, 0));
+    return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales8, pick));
+}
+
+// Q4_K/Q5_K's 12 packed bytes → bytes 0-7: the 8 scales, bytes 8-15: the 8 mins (layout in
+// get_scale_min_k4, quant/k_quant_search.h), four at a time in 32-bit words.
+__m128i unpack_scales_mins_k4(const uint8_t* packed) {
+    uint32_t w[3];
+    std::memcpy(w, packed, sizeof(w));
+    const uint32_t scales_lo = w[0] & 0x3f3f3f3f;
+    const uint32_t mins_lo = w[1] & 0x3f3f3f3f;
+    const uint32_t scales_hi = (w[2] & 0x0f0f0f0f) | ((w[0] >> 2) & 0x30303030);
+    const uint32_t mins_hi = ((w[2] >> 4) & 0x0f0f0f0f) | ((w[1] >> 2) & 0x30303030);
+    return _mm_set_epi32(static_cast<int>(mins_hi), static_cast<int>(mins_lo), static_cast<int>(scales_hi),
+                         static_cast<int>(scales_lo));
+}
+
+// Σ_sub min·Σa over Q4_K/Q5_K's 8 sub-blocks of 32, as 4 int32 lanes (Σa of 32 values is two
+// adjacent 16-value bsums).
+__m128i min_products_k4(__m128i scales_mins, const int16_t* bsums) {
+    const __m256i b = load256(bsums);
+    const __m128i pair_sums = _mm_hadd_epi16(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+    return _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8)), pair_sums);
+}
+
+// Q3_K's 16 six-bit scales (layout in quant/q3_k.cpp, stored_scale) → 16 int8, 32 subtracted.
+__m128i unpack_scales_q3_k(const uint8_t* packed) {
+    uint32_t w[3];
+    std::memcpy(w, packed, sizeof(w));
+    const uint32_t s0 = (w[0] & 0x0f0f0f0f) | ((w[2] << 4) & 0x30303030);
+    const uint32_t s1 = (w[1] & 0x0f0f0f0f) | ((w[2] << 2) & 0x30303030);
+    const uint32_t s2 = ((w[0] >> 4) & 0x0f0f0f0f) | (w[2] & 0x30303030);
+    const uint32_t s3 = ((w[1] >> 4) & 0x0f0f0f0f) | ((w[2] >> 2) & 0x30303030);
+    const __m128i stored = _mm_set_epi32(static_cast<int>(s3), static_cast<int>(s2), static_cast<int>(s1),
+                                         static_cast<int>(s0));
+    return _mm_sub_epi8(stored, _mm_set1_epi8(32));
+}
+
+}  // namespace
+
+float dot_q2_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {
+    const auto* w = static_cast<const BlockQ2_K*>(weights);
+    const auto* a = static_cast<const BlockQ8_K*>(activation);
+    const __m256i two_bits = _mm256_set1_epi8(3);
+    __m256 acc = _mm256_setzero_ps();
+    __m256 acc_min = _mm256_setzero_ps();
+    for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
+        const __m128i packed = load128(w[i].scales);
+        const __m128i scales = _mm_and_si128(packed, _mm_set1_epi8(0x0F));
+        const __m128i mins = _mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F));
+        const __m256i min_sum = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), load256(a[i].bsums));
+        __m256i sumi = _mm256_setzero_si256();
+        for (int half = 0; half < 2; ++half) {
+            const __m256i planes = load256(w[i].qs + 32 * half);
+            const int8_t* q8 = a[i].qs + 128 * half;
+            for (int g = 0; g < 4; ++g) {
+                const __m256i q = _mm256_and_si256(_mm256_srli_epi16(planes, 2 * g), two_bits);
+                sumi = _mm256_add_epi32(sumi, scaled_dot(q, q8 + 32 * g, pair_scales(scales, 4 * half + g)));
+            }
+        }
+        const float d = fp16(w[i].d) * a[i].d;
+        const float dmin = fp16(w[i].dmin) * a[i].d;
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+        acc_min = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(min_sum), acc_min);
+    }
+    return hsum(acc) - hsum(acc_min);
+}
+
+float dot_q3_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {
+    const auto* w = static_cast<const BlockQ3_K*>(weights);
+    const auto* a = static_cast<const BlockQ8_K*>(activation);
+    const __m256i two_bits = _mm256_set1_epi8(3);
+    const __m256i four = _mm256_set1_epi8(4);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
+        const __m128i scales = unpack_scales_q3_k(w[i].scales);
+        // Quants are stored as u = q + 4 ∈ [0, 7]; Σ s·q·a = Σ s·u·a − 4·Σ s·Σa.
+        const __m256i offset = _mm256_madd_epi16(_mm256_cvtepi8_epi16(scales), load256(a[i].bsums));
+        __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 2));
+        const __m256i hmask = load256(w[i].hmask);
+        __m256i bit = _mm256_set1_epi8(1);
+        for (int half = 0; half < 2; ++half) {
+            const __m256i planes = load256(w[i].qs + 32 * half);
+            const int8_t* q8 = a[i].qs + 128 * half;
+            for (int g = 0; g < 4; ++g) {
+                const __m256i low = _mm256_and_si256(_mm256_srli_epi16(planes, 2 * g), two_bits);
+                const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hmask, bit), bit), four);
+                bit = _mm256_add_epi8(bit, bit);
+                sumi = _mm256_add_epi32(sumi, scaled_dot(_mm256_or_si256(low, high), q8 + 32 * g,
+                                                         pair_scales(scales, 4 * half + g)));
+            }
+        }
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(fp16(w[i].d) * a[i].d), _mm256_cvtepi32_ps(sumi), acc);
+    }
+    return hsum(acc);
+}
+
+float dot_q4_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {
+    const auto* w = static_cast<const BlockQ4_K*>(weights);
+    const auto* a = static_cast<const BlockQ8_K*>(activation);
+    const __m256i nibble = _mm256_set1_epi8(0x0F);
+    __m256 acc = _mm256_setzero_ps();
+    __m128 acc_min = _mm_setzero_ps();
+    for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
+        const __m128i scales_mins = unpack_scales_mins_k4(w[i].scales);
+        const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
+        __m256i sumi = _mm256_setzero_si256();
+        // 32 bytes of quants hold 64 values: sub-block 2k in the low nibbles, 2k+1 in the high.
+        for (int k = 0; k < 4; ++k) {
+            const __m256i q = load256(w[i].qs + 32 * k);
+            const int8_t* q8 = a[i].qs + 64 * k;
+            sumi = _mm256_add_epi32(sumi, scaled_dot(_mm256_and_si256(q, nibble), q8, broadcast_word(scales, 2 * k)));
+            sumi = _mm256_add_epi32(sumi, scaled_dot(_mm256_and_si256(_mm256_srli_epi16(q, 4), nibble), q8 + 32,
+                                                     broadcast_word(scales, 2 * k + 1)));
+        }
+        const float d = fp16(w[i].d) * a[i].d;
+        const float dmin = fp16(w[i].dmin) * a[i].d;
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+        const __m128i min_sum = min_products_k4(scales_mins, a[i].bsums);
+        acc_min = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(min_sum), acc_min);
+    }
+    return hsum(acc) - hsum(_mm256_castps128_ps256(acc_min));
+}
+
+float dot_q5_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {
+    const auto* w = static_cast<const BlockQ5_K*>(weights);
+    const auto* a = static_cast<const BlockQ8_K*>(activation);
+    const __m256i nibble = _mm256_set1_epi8(0x0F);
+    const __m256i sixteen = _mm256_set1_epi8(16);
+    __m256 acc = _mm256_setzero_ps();
+    __m128 acc_min = _mm_setzero_ps();
+    for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
+        const __m128i scales_mins = unpack_scales_mins_k4(w[i].scales);
+        const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
+        const __m256i high_bits = load256(w[i].qh);
+        __m256i bit = _mm256_set1_epi8(1);
+        __m256i sumi = _mm256_setzero_si256();
+        for (int k = 0; k < 4; ++k) {
+            const __m256i q = load256(w[i].qs + 32 * k);
+            const int8_t* q8 = a[i].qs + 64 * k;
+            // Bit 2k of qh[l] is the fifth bit of sub-block 2k's value l, bit 2k+1 of 2k+1's.
+            const __m256i high_lo = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high_bits, bit), bit), sixteen);
+            bit = _mm256_add_epi8(bit, bit);
+            const __m256i high_hi = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high_bits, bit), bit), sixteen);
+            bit = _mm256_add_epi8(bit, bit);
+            const __m256i q_lo = _mm256_or_si256(_mm256_and_si256(q, nibble), high_lo);
+            const __m256i q_hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), nibble), high_hi);
+            sumi = _mm256_add_epi32(sumi, scaled_dot(q_lo, q8, broadcast_word(scales, 2 * k)));
+            sumi = _mm256_add_epi32(sumi, scaled_dot(q_hi, q8 + 32, broadcast_word(scales, 2 * k + 1)));
+        }
+        const float d = fp16(w[i].d) * a[i].d;
+        const float dmin = fp16(w[i].dmin) * a[i].d;
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+        const __m128i min_sum = min_products_k4(scales_mins, a[i].bsums);
+        acc_min = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(min_sum), acc_min);
+    }
+    return hsum(acc) - hsum(_mm256_castps128_ps256(acc_min));
+}
+
+float dot_q6_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {
+    const auto* w = static_cast<const BlockQ6_K*>(weights);
+    const auto* a = static_cast<const BlockQ8_K*>(activation);
+    const __m256i nibble = _mm256_set1_epi8(0x0F);
+    const __m256i high_pair = _mm256_set1_epi8(0x30);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
+        const __m128i scales = load128(w[i].scales);
+        // Quants are stored as u = q + 32 ∈ [0, 63]; Σ s·q·a = Σ s·u·a − 32·Σ s·Σa.
+        const __m256i offset = _mm256_madd_epi16(_mm256_cvtepi8_epi16(scales), load256(a[i].bsums));
+        __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+        for (int half = 0; half < 2; ++half) {
+            const __m256i ql0 = load256(w[i].ql + 64 * half);
+            const __m256i ql1 = load256(w[i].ql + 64 * half + 32);
+            const __m256i qh = load256(w[i].qh + 32 * half);
+            // Value group g (32 values) takes bits 2g, 2g+1 of qh as its bits 4-5.
+            const __m256i q[4] = {
+                _mm256_or_si256(_mm256_and_si256(ql0, nibble), _mm256_and_si256(_mm256_slli_epi16(qh, 4), high_pair)),
+                _mm256_or_si256(_mm256_and_si256(ql1, nibble), _mm256_and_si256(_mm256_slli_epi16(qh, 2), high_pair)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), nibble), _mm256_and_si256(qh, high_pair)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), nibble),
+                                _mm256_and_si256(_mm256_srli_epi16(qh, 2), high_pair)),
+            };
+            const int8_t* q8 = a[i].qs + 128 * half;
+            for (int g = 0; g < 4; ++g) {
+                sumi = _mm256_add_epi32(sumi, scaled_dot(q[g], q8 + 32 * g, pair_scales(scales, 4 * half + g)));
+            }
+        }
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(fp16(w[i].d) * a[i].d), _mm256_cvtepi32_ps(sumi), acc);
+    }
+    return hsum(acc);
+}
+
+}  // namespace strata
