@@ -2,48 +2,118 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "quant/cpu/dot_kernels.h"
 #include "quant/traits.h"
 
 namespace strata {
 
-void cpu_matmul(const Weight& w, int64_t matrix_index, const float* x, int64_t n_tokens, float* y, CpuContext& ctx) {
-    STRATA_CHECK(w.data != nullptr, "matmul with an absent weight");
-    STRATA_CHECK(matrix_index >= 0 && matrix_index < w.ne[2] * w.ne[3], "matmul matrix index out of range");
-    const int64_t n_in = w.ne[0], n_out = w.ne[1];
-    const QuantTraits& q = quant_traits(w.type);
-    const TensorType act_type = q.dot_type;
-    const DotFn dot = cpu_dot_kernel(w.type);
-    STRATA_CHECK(dot != nullptr, "matmul on a type without a dot product");
+namespace {
 
-    // Activations in the dot type: F32 weights use x as it is.
-    const uint8_t* act = reinterpret_cast<const uint8_t*>(x);
-    uint64_t act_row_bytes = static_cast<uint64_t>(n_in) * sizeof(float);
-    if (act_type != TensorType::F32) {
-        act_row_bytes = tensor_type_info(act_type)->row_bytes(static_cast<uint64_t>(n_in));
-        uint8_t* buf = ctx.scratch(CpuContext::kMatmulActivationSlot, act_row_bytes * static_cast<uint64_t>(n_tokens));
-        const QuantizeRowFn quantize = quant_traits(act_type).quantize_row;
-        ctx.pool().parallel_for(n_tokens, [&](int64_t t0, int64_t t1, int) {
-            for (int64_t t = t0; t < t1; ++t) quantize(x + t * n_in, buf + static_cast<uint64_t>(t) * act_row_bytes, n_in);
-        });
-        act = buf;
+// Rows are handed out in blocks so a block of weight rows stays in cache while it meets every
+// token of the job.
+constexpr int64_t kRowBlock = 16;
+
+struct PreparedJob {
+    const uint8_t* weights;     // first row of the matrix
+    uint64_t weight_row_bytes;
+    const uint8_t* act;         // activations in the dot type, n_tokens rows
+    uint64_t act_row_bytes;
+    DotFn dot;
+    int64_t n_in, n_out, n_tokens;
+    float* y;
+    int64_t first_block;        // index of this job's first row block in the shared range
+};
+
+}  // namespace
+
+void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
+    std::vector<PreparedJob> prepared(jobs.size());
+    // Which job first quantized each distinct (input, dot type, tokens); later ones reuse it.
+    std::vector<size_t> act_owner(jobs.size());
+    uint64_t act_bytes_total = 0;
+    std::vector<uint64_t> act_offset(jobs.size(), 0);
+    int64_t blocks = 0;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        const MatmulJob& job = jobs[j];
+        const Weight& w = *job.w;
+        STRATA_CHECK(w.data != nullptr, "matmul with an absent weight");
+        STRATA_CHECK(job.matrix_index >= 0 && job.matrix_index < w.ne[2] * w.ne[3], "matmul matrix index out of range");
+        const QuantTraits& q = quant_traits(w.type);
+        PreparedJob& p = prepared[j];
+        p.weights = w.matrix(job.matrix_index);
+        p.weight_row_bytes = w.row_bytes;
+        p.dot = cpu_dot_kernel(w.type);
+        STRATA_CHECK(p.dot != nullptr, "matmul on a type without a dot product");
+        p.n_in = w.ne[0];
+        p.n_out = w.ne[1];
+        p.n_tokens = job.n_tokens;
+        p.y = job.y;
+        p.first_block = blocks;
+        blocks += job.n_tokens > 0 ? (p.n_out + kRowBlock - 1) / kRowBlock : 0;
+        if (q.dot_type == TensorType::F32) {
+            p.act = reinterpret_cast<const uint8_t*>(job.x);
+            p.act_row_bytes = static_cast<uint64_t>(p.n_in) * sizeof(float);
+            act_owner[j] = SIZE_MAX;
+            continue;
+        }
+        p.act_row_bytes = tensor_type_info(q.dot_type)->row_bytes(static_cast<uint64_t>(p.n_in));
+        act_owner[j] = j;
+        for (size_t k = 0; k < j; ++k) {
+            if (act_owner[k] == k && jobs[k].x == job.x && jobs[k].n_tokens == job.n_tokens &&
+                quant_traits(jobs[k].w->type).dot_type == q.dot_type && prepared[k].n_in == p.n_in) {
+                act_owner[j] = k;
+                break;
+            }
+        }
+        if (act_owner[j] == j) {
+            act_offset[j] = act_bytes_total;
+            act_bytes_total += p.act_row_bytes * static_cast<uint64_t>(job.n_tokens);
+        }
     }
 
-    const uint8_t* base = w.matrix(matrix_index);
-    // Rows in blocks so a block of weight rows stays in cache while it meets every token.
-    constexpr int64_t kRowBlock = 16;
-    const int64_t n_blocks = (n_out + kRowBlock - 1) / kRowBlock;
-    ctx.pool().parallel_for(n_blocks, [&](int64_t b0, int64_t b1, int) {
+    // Quantize each distinct input once, all of them in one parallel pass over (job, token).
+    uint8_t* act_buf = act_bytes_total ? ctx.scratch(CpuContext::kMatmulActivationSlot, act_bytes_total) : nullptr;
+    std::vector<std::pair<size_t, int64_t>> rows_to_quantize;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        if (act_owner[j] != j) continue;
+        for (int64_t t = 0; t < jobs[j].n_tokens; ++t) rows_to_quantize.emplace_back(j, t);
+    }
+    if (!rows_to_quantize.empty()) {
+        ctx.pool().parallel_for(static_cast<int64_t>(rows_to_quantize.size()), [&](int64_t r0, int64_t r1, int) {
+            for (int64_t r = r0; r < r1; ++r) {
+                auto [j, t] = rows_to_quantize[static_cast<size_t>(r)];
+                const PreparedJob& p = prepared[j];
+                const QuantizeRowFn quantize = quant_traits(quant_traits(jobs[j].w->type).dot_type).quantize_row;
+                quantize(jobs[j].x + t * p.n_in, act_buf + act_offset[j] + static_cast<uint64_t>(t) * p.act_row_bytes, p.n_in);
+            }
+        });
+    }
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        if (act_owner[j] == SIZE_MAX) continue;
+        prepared[j].act = act_buf + act_offset[act_owner[j]];
+    }
+
+    ctx.pool().parallel_for(blocks, [&](int64_t b0, int64_t b1, int) {
+        // Jobs are ordered by first_block, so the job of block b is found by a forward scan.
+        size_t j = 0;
         for (int64_t b = b0; b < b1; ++b) {
-            const int64_t o0 = b * kRowBlock, o1 = std::min(n_out, o0 + kRowBlock);
-            for (int64_t t = 0; t < n_tokens; ++t) {
-                const uint8_t* a = act + static_cast<uint64_t>(t) * act_row_bytes;
-                float* yt = y + t * n_out;
-                for (int64_t o = o0; o < o1; ++o) yt[o] = dot(base + static_cast<uint64_t>(o) * w.row_bytes, a, n_in);
+            while (j + 1 < prepared.size() && prepared[j + 1].first_block <= b) ++j;
+            const PreparedJob& p = prepared[j];
+            const int64_t o0 = (b - p.first_block) * kRowBlock, o1 = std::min(p.n_out, o0 + kRowBlock);
+            for (int64_t t = 0; t < p.n_tokens; ++t) {
+                const uint8_t* a = p.act + static_cast<uint64_t>(t) * p.act_row_bytes;
+                float* yt = p.y + t * p.n_out;
+                for (int64_t o = o0; o < o1; ++o) yt[o] = p.dot(p.weights + static_cast<uint64_t>(o) * p.weight_row_bytes, a, p.n_in);
             }
         }
     });
+}
+
+void cpu_matmul(const Weight& w, int64_t matrix_index, const float* x, int64_t n_tokens, float* y, CpuContext& ctx) {
+    const MatmulJob job{&w, matrix_index, x, n_tokens, y};
+    cpu_matmul_grouped(std::span<const MatmulJob>(&job, 1), ctx);
 }
 
 void cpu_get_rows(const Weight& w, const int32_t* ids, int64_t n, float* out) {

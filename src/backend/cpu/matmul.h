@@ -8,6 +8,7 @@
 //   cpu_matmul(experts_up, e, xe, n_e, ye, ctx);       // matrix e of a stacked expert tensor
 
 #include <cstdint>
+#include <span>
 
 #include "backend/cpu/cpu_context.h"
 #include "model/weights.h"
@@ -16,6 +17,19 @@ namespace strata {
 
 // x: n_tokens rows of w.ne[0] floats; y: n_tokens rows of w.ne[1] floats.
 void cpu_matmul(const Weight& w, int64_t matrix_index, const float* x, int64_t n_tokens, float* y, CpuContext& ctx);
+
+// Several independent products in one pass over the thread pool: the row blocks of all jobs are
+// shared out together, so small products (q/k/v, the gate and up matrices of each selected
+// expert) cost one synchronization instead of one each — at batch 1 that synchronization, not
+// the arithmetic, would dominate. Jobs with the same input and dot type quantize it once.
+struct MatmulJob {
+    const Weight* w;
+    int64_t matrix_index;
+    const float* x;
+    int64_t n_tokens;
+    float* y;
+};
+void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx);
 
 // Rows of an embedding table (token ids) dequantized to floats: out[t] = W[ids[t]].
 void cpu_get_rows(const Weight& w, const int32_t* ids, int64_t n, float* out);

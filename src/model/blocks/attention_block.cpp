@@ -20,9 +20,8 @@ void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x
     float* q = ctx.scratch_floats(kQ, static_cast<size_t>(n * q_dim));
     float* k = ctx.scratch_floats(kK, static_cast<size_t>(n * k_dim));
     float* v = ctx.scratch_floats(kV, static_cast<size_t>(n * v_dim));
-    cpu_matmul(w.wq, 0, h, n, q, ctx);
-    cpu_matmul(w.wk, 0, h, n, k, ctx);
-    cpu_matmul(w.wv, 0, h, n, v, ctx);
+    const MatmulJob qkv[] = {{&w.wq, 0, h, n, q}, {&w.wk, 0, h, n, k}, {&w.wv, 0, h, n, v}};
+    cpu_matmul_grouped(qkv, ctx);
     if (w.bq) cpu_add_bias(q, w.bq.f32(), n, q_dim);
     if (w.bk) cpu_add_bias(k, w.bk.f32(), n, k_dim);
     if (w.bv) cpu_add_bias(v, w.bv.f32(), n, v_dim);

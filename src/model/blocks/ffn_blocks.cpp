@@ -15,8 +15,8 @@ void dense_ffn_block(const DenseFfnWeights& w, const ModelConfig& cfg, float* x,
     cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
     float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(n * ff));
     float* up = ctx.scratch_floats(kUp, static_cast<size_t>(n * ff));
-    cpu_matmul(w.gate, 0, h, n, gate, ctx);
-    cpu_matmul(w.up, 0, h, n, up, ctx);
+    const MatmulJob gate_up[] = {{&w.gate, 0, h, n, gate}, {&w.up, 0, h, n, up}};
+    cpu_matmul_grouped(gate_up, ctx);
     cpu_swiglu(gate, up, n * ff);
     float* out = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
     cpu_matmul(w.down, 0, gate, n, out, ctx);
@@ -54,24 +54,36 @@ void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, con
         }
     }
 
-    float* gathered = ctx.scratch_floats(kGather, static_cast<size_t>(n * e));
-    float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(n * ff));
-    float* up = ctx.scratch_floats(kUp, static_cast<size_t>(n * ff));
-    float* out = ctx.scratch_floats(kExpertOut, static_cast<size_t>(n * e));
+    // Every (token, expert) pair gets a row; rows are grouped by expert so each expert's matrices
+    // are one job. All gate/up jobs run in one grouped pass, then all down jobs in another.
+    const int64_t pairs = n * k;
+    float* gathered = ctx.scratch_floats(kGather, static_cast<size_t>(pairs * e));
+    float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(pairs * ff));
+    float* up = ctx.scratch_floats(kUp, static_cast<size_t>(pairs * ff));
+    float* out = ctx.scratch_floats(kExpertOut, static_cast<size_t>(pairs * e));
+    std::vector<MatmulJob> gate_up_jobs, down_jobs;
+    int64_t row = 0;
     for (int64_t ex = 0; ex < n_exp; ++ex) {
         const auto& routed = by_expert[static_cast<size_t>(ex)];
         if (routed.empty()) continue;
         const int64_t m = static_cast<int64_t>(routed.size());
-        for (int64_t i = 0; i < m; ++i) std::copy_n(h + routed[static_cast<size_t>(i)].first * e, e, gathered + i * e);
-        cpu_matmul(w.gate_exps, ex, gathered, m, gate, ctx);
-        cpu_matmul(w.up_exps, ex, gathered, m, up, ctx);
-        cpu_swiglu(gate, up, m * ff);
-        cpu_matmul(w.down_exps, ex, gate, m, out, ctx);
-        for (int64_t i = 0; i < m; ++i) {
-            const auto [t, weight] = routed[static_cast<size_t>(i)];
+        for (int64_t i = 0; i < m; ++i) std::copy_n(h + routed[static_cast<size_t>(i)].first * e, e, gathered + (row + i) * e);
+        gate_up_jobs.push_back({&w.gate_exps, ex, gathered + row * e, m, gate + row * ff});
+        gate_up_jobs.push_back({&w.up_exps, ex, gathered + row * e, m, up + row * ff});
+        down_jobs.push_back({&w.down_exps, ex, gate + row * ff, m, out + row * e});
+        row += m;
+    }
+    cpu_matmul_grouped(gate_up_jobs, ctx);
+    cpu_swiglu(gate, up, row * ff);
+    cpu_matmul_grouped(down_jobs, ctx);
+
+    row = 0;
+    for (int64_t ex = 0; ex < n_exp; ++ex) {
+        for (const auto& [t, weight] : by_expert[static_cast<size_t>(ex)]) {
             float* xt = x + t * e;
-            const float* o = out + i * e;
+            const float* o = out + row * e;
             for (int64_t d = 0; d < e; ++d) xt[d] += weight * o[d];
+            ++row;
         }
     }
 }
