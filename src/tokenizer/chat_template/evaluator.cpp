@@ -40,6 +40,11 @@ enum class Flow { normal, break_loop, continue_loop };
 // an error instead of a stack overflow.
 constexpr int kMaxMacroDepth = 256;
 
+// Real chat templates execute a few thousand statements and print kilobytes. These bounds turn a
+// template that would run for hours or fill memory (nested `range(100000)` loops) into an error.
+constexpr int64_t kMaxStatements = 2'000'000;
+constexpr size_t kMaxOutputBytes = size_t(64) << 20;
+
 // Attributes the innermost node's line to a failure that has none yet.
 template <typename Fn>
 auto at_line(int line, Fn&& fn) -> decltype(fn()) {
@@ -155,7 +160,19 @@ private:
         return Flow::normal;
     }
 
+    // Statements and loop iterations both count: an empty loop body still costs an iteration.
+    void count_step() {
+        if (++statements_ > kMaxStatements) {
+            raise(ErrorType::runtime_error,
+                  fmt::format("template too expensive: more than {} statements and loop iterations", kMaxStatements));
+        }
+    }
+
     Flow exec(const Stmt& s, const ScopePtr& scope, std::string& out) {
+        count_step();
+        if (out.size() > kMaxOutputBytes) {
+            raise(ErrorType::runtime_error, fmt::format("template output too large: more than {} bytes", kMaxOutputBytes));
+        }
         switch (s.kind) {
             case StmtKind::text: out += s.text; return Flow::normal;
             case StmtKind::output: out += python_str(eval(*s.expr, scope)); return Flow::normal;
@@ -213,6 +230,7 @@ private:
             // The loop filter runs before the loop, so loop.length/last count only kept items.
             ValueList kept;
             for (const Value& item : items) {
+                count_step();
                 ScopePtr probe = child_of(scope);
                 bind_targets(s.targets, item, *probe);
                 if (eval(*s.loop_filter, probe).truthy()) kept.push_back(item);
@@ -221,6 +239,7 @@ private:
         }
         const int64_t length = static_cast<int64_t>(items.size());
         for (int64_t i = 0; i < length; ++i) {
+            count_step();
             ScopePtr iteration = child_of(scope);  // a fresh scope per iteration, as in Jinja
             bind_targets(s.targets, items[static_cast<size_t>(i)], *iteration);
             Value loop = Value::dict();
@@ -406,6 +425,7 @@ private:
     std::tm clock_;
     ScopePtr globals_;
     int macro_depth_ = 0;
+    int64_t statements_ = 0;
 };
 
 }  // namespace

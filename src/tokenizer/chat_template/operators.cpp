@@ -56,7 +56,17 @@ Value add(const Value& a, const Value& b) {
     unsupported("+", a, b);
 }
 
+// Chat templates never build large repeated values; a bound turns a runaway `"x" * 10**12` in a
+// hostile or broken template into an error instead of exhausting memory or time.
+constexpr uint64_t kMaxRepeatedItems = uint64_t(16) << 20;
+
 Value repeat(const Value& seq, int64_t times) {
+    const uint64_t size = seq.is_string() ? seq.as_string().size() : seq.items().size();
+    if (times <= 0 || size == 0) times = 0;
+    if (times > 0 && static_cast<uint64_t>(times) > kMaxRepeatedItems / size) {
+        raise(ErrorType::runtime_error, fmt::format("repetition too large: {} items times {} (the limit is {} items)",
+                                                    size, times, kMaxRepeatedItems));
+    }
     if (seq.is_string()) {
         std::string out;
         for (int64_t i = 0; i < times; ++i) out += seq.as_string();
