@@ -1,13 +1,19 @@
 #include "cli/progress.h"
 
+#if defined(_WIN32)
+#include <io.h>
+#define STRATA_ISATTY_STDERR() (_isatty(_fileno(stderr)) != 0)
+#else
 #include <unistd.h>
+#define STRATA_ISATTY_STDERR() (isatty(STDERR_FILENO) != 0)
+#endif
 
 #include <cstdio>
 
 namespace strata::cli {
 
 ProgressBar::ProgressBar(std::string label)
-    : label_(std::move(label)), tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
+    : label_(std::move(label)), tty_(STRATA_ISATTY_STDERR()), start_(std::chrono::steady_clock::now()) {}
 
 void ProgressBar::update(uint64_t done, uint64_t total) {
     last_done_ = done;

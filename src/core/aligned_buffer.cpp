@@ -8,14 +8,35 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#if defined(_WIN32)
+#include <malloc.h>
+#endif
 
 namespace strata {
+
+namespace {
+// The C runtime of Windows has no aligned_alloc; its _aligned_malloc needs its own free.
+void* allocate_aligned(size_t alignment, size_t bytes) {
+#if defined(_WIN32)
+    return _aligned_malloc(bytes, alignment);
+#else
+    return std::aligned_alloc(alignment, bytes);
+#endif
+}
+void free_aligned(void* p) {
+#if defined(_WIN32)
+    _aligned_free(p);
+#else
+    std::free(p);
+#endif
+}
+}  // namespace
 
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
     if (bytes == 0) return;
     size_t alignment = bytes >= kHugePage ? kHugePage : kSimdAlignment;
     size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-    data_ = static_cast<uint8_t*>(std::aligned_alloc(alignment, rounded));
+    data_ = static_cast<uint8_t*>(allocate_aligned(alignment, rounded));
     if (!data_) throw std::bad_alloc();
 #if defined(__linux__)
     if (alignment == kHugePage) madvise(data_, rounded, MADV_HUGEPAGE);
@@ -28,13 +49,13 @@ AlignedBuffer::AlignedBuffer(AlignedBuffer&& other) noexcept
 
 AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
     if (this != &other) {
-        std::free(data_);
+        free_aligned(data_);
         data_ = std::exchange(other.data_, nullptr);
         size_ = std::exchange(other.size_, 0);
     }
     return *this;
 }
 
-AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+AlignedBuffer::~AlignedBuffer() { free_aligned(data_); }
 
 }  // namespace strata

@@ -1,5 +1,6 @@
 // POSIX implementation of core/file.h. pread/pwrite take 64-bit off_t because the build defines
 // _FILE_OFFSET_BITS=64 where off_t could be 32 bits; the static_assert below makes sure.
+#if !defined(_WIN32)
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -126,3 +127,4 @@ bool file_exists(const std::string& path) {
 }
 
 }  // namespace strata
+#endif  // !_WIN32

@@ -1,4 +1,5 @@
 // POSIX implementation of core/mapped_file.h.
+#if !defined(_WIN32)
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -73,3 +74,4 @@ void MappedFile::will_need(uint64_t offset, uint64_t n) const {
 }
 
 }  // namespace strata
+#endif  // !_WIN32

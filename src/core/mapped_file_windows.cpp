@@ -1,0 +1,82 @@
+// Windows implementation of core/mapped_file.h: a read-only file mapping of the whole file.
+#if defined(_WIN32)
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <string>
+
+#include "core/mapped_file.h"
+
+namespace strata {
+
+Result<MappedFile> MappedFile::map(const std::string& path) {
+    int wn = MultiByteToWideChar(CP_UTF8, 0, path.c_str(), -1, nullptr, 0);
+    std::wstring wide(static_cast<size_t>(wn > 0 ? wn - 1 : 0), L'\0');
+    if (wn > 1) MultiByteToWideChar(CP_UTF8, 0, path.c_str(), -1, wide.data(), wn);
+    HANDLE file = CreateFileW(wide.c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING,
+                              FILE_ATTRIBUTE_NORMAL, nullptr);
+    if (file == INVALID_HANDLE_VALUE) {
+        return Status::error("cannot open {}: error {} (check the path and that the file is readable)", path, GetLastError());
+    }
+    LARGE_INTEGER size;
+    if (!GetFileSizeEx(file, &size)) {
+        CloseHandle(file);
+        return Status::error("cannot stat {}: error {}", path, GetLastError());
+    }
+    MappedFile m;
+    m.path_ = path;
+    m.size_ = static_cast<uint64_t>(size.QuadPart);
+    if (m.size_ > 0) {
+        HANDLE mapping = CreateFileMappingW(file, nullptr, PAGE_READONLY, 0, 0, nullptr);
+        if (!mapping) {
+            DWORD err = GetLastError();
+            CloseHandle(file);
+            return Status::error("cannot map {} ({} bytes): error {}", path, m.size_, err);
+        }
+        void* p = MapViewOfFile(mapping, FILE_MAP_READ, 0, 0, 0);
+        DWORD err = GetLastError();
+        CloseHandle(mapping);  // the view keeps the mapping alive
+        if (!p) {
+            CloseHandle(file);
+            return Status::error("cannot map {} ({} bytes): error {}", path, m.size_, err);
+        }
+        m.data_ = static_cast<const uint8_t*>(p);
+    }
+    CloseHandle(file);
+    return m;
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept : data_(other.data_), size_(other.size_), path_(std::move(other.path_)) {
+    other.data_ = nullptr;
+    other.size_ = 0;
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+    if (this != &other) {
+        release();
+        data_ = other.data_;
+        size_ = other.size_;
+        path_ = std::move(other.path_);
+        other.data_ = nullptr;
+        other.size_ = 0;
+    }
+    return *this;
+}
+
+MappedFile::~MappedFile() { release(); }
+
+void MappedFile::release() {
+    if (data_) UnmapViewOfFile(data_);
+    data_ = nullptr;
+    size_ = 0;
+}
+
+void MappedFile::will_need(uint64_t offset, uint64_t n) const {
+    if (!data_ || offset >= size_) return;
+    if (n > size_ - offset) n = size_ - offset;
+    WIN32_MEMORY_RANGE_ENTRY range{const_cast<uint8_t*>(data_) + offset, static_cast<SIZE_T>(n)};
+    PrefetchVirtualMemory(GetCurrentProcess(), 1, &range, 0);  // a hint; failure is harmless
+}
+
+}  // namespace strata
+#endif  // _WIN32
