@@ -1,0 +1,183 @@
+// `strata devices [--json] [--which] [--device SPEC] [--for-archs all|LIST] [--sysfs-root DIR]`:
+// every GPU from every source (CUDA, HIP, NVML, KFD, DRM, PCI, Windows hipInfo and registry),
+// merged by PCI bus id, with whether this build can use it and which one `--device auto` picks.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "cli/command.h"
+#include "device/enumerate.h"
+#include "device/gpu_arch.h"
+#include "device/select.h"
+
+namespace strata::cli {
+namespace {
+
+struct DevicesOptions {
+    bool json = false;
+    bool which = false;
+    std::string device = "auto";
+    std::string for_archs;
+    std::string sysfs_root;
+};
+
+std::string ordinal_text(const GpuDevice& d) {
+    if (!d.runtime_ordinal) return "-";
+    return fmt::format("{} {}{}", backend_name(d.vendor), *d.runtime_ordinal, d.ordinal_predicted ? "*" : "");
+}
+
+std::string free_text(const GpuDevice& d) {
+    if (!d.stats.vram_used_bytes || *d.stats.vram_used_bytes > d.vram_total_bytes) return "-";
+    return format_gib(d.vram_total_bytes - *d.stats.vram_used_bytes);
+}
+
+// "hip 1 0000:03:00.0 gfx1201 AMD Radeon RX 9070 XT", or "cpu": one line for scripts.
+std::string which_line(const std::vector<GpuDevice>& devices, const DeviceChoice& choice) {
+    if (!choice.index) return "cpu";
+    const GpuDevice& d = devices[*choice.index];
+    return fmt::format("{} {} {} {} {}", backend_name(d.vendor), d.runtime_ordinal ? std::to_string(*d.runtime_ordinal) : "-",
+                       d.pci ? d.pci->to_string() : "-", d.arch.empty() ? "-" : d.arch, d.name.empty() ? "(unnamed)" : d.name);
+}
+
+nlohmann::ordered_json device_json(const GpuDevice& d) {
+    nlohmann::ordered_json j;
+    j["vendor"] = vendor_name(d.vendor);
+    j["name"] = d.name;
+    j["arch"] = d.arch;
+    if (const AmdArchInfo* info = find_amd_arch(d.arch)) j["family"] = info->family;
+    j["kind"] = kind_name(d.kind);
+    j["wave_size"] = d.wave_size;
+    j["compute_units"] = d.compute_units;
+    j["vram_total_bytes"] = d.vram_total_bytes;
+    j["vram_used_bytes"] = d.stats.vram_used_bytes ? nlohmann::ordered_json(*d.stats.vram_used_bytes) : nullptr;
+    j["pci_bus_id"] = d.pci ? nlohmann::ordered_json(d.pci->to_string()) : nullptr;
+    j["pci_device_id"] = fmt::format("{:04x}", d.pci_device_id);
+    j["uuid"] = d.uuid;
+    j["backend"] = backend_name(d.vendor);
+    j["runtime_ordinal"] = d.runtime_ordinal ? nlohmann::ordered_json(*d.runtime_ordinal) : nullptr;
+    j["ordinal_predicted"] = d.ordinal_predicted;
+    j["kernel_driver"] = d.kernel_driver;
+    j["hidden_by"] = d.hidden_by;
+    auto opt = [](const auto& v) { return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr); };
+    j["stats"] = {{"utilization_percent", opt(d.stats.utilization_percent)}, {"temperature_c", opt(d.stats.temperature_c)},
+                  {"power_w", opt(d.stats.power_w)}, {"pcie_generation", opt(d.stats.pcie_generation)}, {"pcie_width", opt(d.stats.pcie_width)}};
+    j["sources"] = d.sources;
+    j["usable"] = d.usable;
+    j["reasons"] = d.reasons;
+    return j;
+}
+
+void print_table(const DeviceListing& listing, const std::optional<size_t>& picked) {
+    const auto& devices = listing.devices;
+    struct Row {
+        std::string cells[10];
+    };
+    std::vector<Row> rows;
+    rows.push_back({{"PCI bus id", "vendor", "name", "arch", "wave", "VRAM total", "VRAM free", "runtime", "kind", "usable"}});
+    for (size_t i = 0; i < devices.size(); ++i) {
+        const GpuDevice& d = devices[i];
+        rows.push_back({{d.pci ? d.pci->to_string() : "-", vendor_name(d.vendor), d.name.empty() ? "(unnamed)" : d.name,
+                         d.arch.empty() ? "?" : d.arch, d.wave_size ? std::to_string(d.wave_size) : "-",
+                         d.vram_total_bytes ? format_gib(d.vram_total_bytes) : "-", free_text(d), ordinal_text(d), kind_name(d.kind),
+                         std::string(d.usable ? "yes" : "no") + (picked == i ? "  <- auto" : "")}});
+    }
+    size_t widths[10] = {};
+    for (const Row& r : rows) {
+        for (int c = 0; c < 10; ++c) widths[c] = std::max(widths[c], r.cells[c].size());
+    }
+    for (const Row& r : rows) {
+        std::string line;
+        for (int c = 0; c < 10; ++c) line += fmt::format("{:<{}}  ", r.cells[c], c == 9 ? 0 : widths[c]);
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        fmt::print("{}\n", line);
+    }
+    bool predicted = false;
+    for (const GpuDevice& d : devices) {
+        predicted = predicted || d.ordinal_predicted;
+        if (!d.usable) fmt::print("  {} not usable: {}\n", d.pci ? d.pci->to_string() : d.name, fmt::join(d.reasons, "; "));
+    }
+    for (const GpuDevice& d : devices) {
+        std::vector<std::string> parts;
+        if (d.stats.utilization_percent) parts.push_back(fmt::format("{:.0f}% busy", *d.stats.utilization_percent));
+        if (d.stats.temperature_c) parts.push_back(fmt::format("{:.0f} C", *d.stats.temperature_c));
+        if (d.stats.power_w) parts.push_back(fmt::format("{:.0f} W", *d.stats.power_w));
+        if (d.stats.pcie_generation && d.stats.pcie_width) parts.push_back(fmt::format("PCIe gen{} x{}", *d.stats.pcie_generation, *d.stats.pcie_width));
+        if (!d.uuid.empty()) parts.push_back(d.uuid);
+        parts.push_back("from " + fmt::format("{}", fmt::join(d.sources, "+")));
+        fmt::print("  {}: {}\n", d.pci ? d.pci->to_string() : d.name, fmt::join(parts, ", "));
+    }
+    if (predicted) fmt::print("  * HIP ordinal predicted from the KFD node order (no HIP runtime answered)\n");
+}
+
+int run_devices(const DevicesOptions& opts) {
+    EnumerateOptions eo;
+    eo.visibility = read_visibility_variables();
+    if (!opts.sysfs_root.empty()) {
+        eo.sysfs_root = opts.sysfs_root;
+        eo.probe_runtimes = false;  // a fake tree stands for the whole machine
+    }
+    if (opts.for_archs.empty()) {
+        eo.classify.archs = compiled_gpu_archs();
+        eo.classify.archs_origin = "this build";
+    } else {
+        eo.classify.archs = opts.for_archs == "all" ? ArchSet::all_buildable() : ArchSet::parse(opts.for_archs);
+        eo.classify.archs_origin = "--for-archs " + opts.for_archs;
+    }
+    DeviceListing listing = enumerate_devices(eo);
+    auto choice = select_device(listing.devices, opts.device);
+
+    if (opts.which) {
+        if (!choice) return report_failure("devices", choice.status().message());
+        fmt::print("{}\n", which_line(listing.devices, *choice));
+        return 0;
+    }
+    std::optional<size_t> picked;
+    if (choice) picked = choice->index;
+    if (opts.json) {
+        nlohmann::ordered_json j;
+        j["archs_considered"] = eo.classify.archs.to_string();
+        j["archs_origin"] = eo.classify.archs_origin;
+        auto runtimes = nlohmann::ordered_json::array();
+        for (const auto& r : listing.runtimes)
+            runtimes.push_back({{"name", r.name}, {"loaded", r.loaded}, {"version", r.version}, {"status", r.status}});
+        j["runtimes"] = runtimes;
+        auto devs = nlohmann::ordered_json::array();
+        for (const auto& d : listing.devices) devs.push_back(device_json(d));
+        j["devices"] = devs;
+        j["selection"] = {{"device", opts.device},
+                          {"ok", choice.is_ok()},
+                          {"index", picked ? nlohmann::ordered_json(*picked) : nullptr},
+                          {"which", choice ? which_line(listing.devices, *choice) : ""},
+                          {"why", choice ? choice->why : choice.status().message()}};
+        fmt::print("{}\n", j.dump(2));
+        return 0;
+    }
+    for (const auto& r : listing.runtimes) fmt::print("{}{}: {}\n", r.name, r.version.empty() ? "" : " " + r.version, r.status);
+    fmt::print("GPU archs considered ({}): {}\n\n", eo.classify.archs_origin, eo.classify.archs.to_string());
+    if (listing.devices.empty()) {
+        fmt::print("No GPU found{}: Strata will run on the CPU.\n", opts.sysfs_root.empty() ? "" : " under " + opts.sysfs_root);
+        return 0;
+    }
+    print_table(listing, picked);
+    fmt::print("\n");
+    if (!choice) fmt::print("{}\n", choice.status().message());
+    else if (picked) fmt::print("--device {} picks {}: {}\n", opts.device, describe_device(listing.devices[*picked]), choice->why);
+    else fmt::print("--device {}: CPU ({})\n", opts.device, choice->why);
+    return 0;
+}
+
+static CommandRegistration reg("devices", "List every GPU, whether Strata can use it, and which one it would pick", [](CLI::App& app) {
+    auto opts = std::make_shared<DevicesOptions>();
+    app.add_flag("--json", opts->json, "Print the listing as JSON");
+    app.add_flag("--which", opts->which,
+                 "Print one line for the device Strata would use: '<backend> <ordinal> <pci-bus-id> <arch> <name>', or 'cpu'");
+    app.add_option("--device", opts->device, "Selection to resolve: auto, cpu, pci:BUS-ID, a UUID, an ordinal (cuda:N, hip:N) or a name fragment")
+        ->capture_default_str();
+    app.add_option("--for-archs", opts->for_archs, "Answer as if the build had these GPU archs: 'all' or a list like 'sm_90,gfx1201'");
+    app.add_option("--sysfs-root", opts->sysfs_root, "Read the Linux sysfs tree under DIR instead of / and ask no runtime (for tests)");
+    return [opts] { return run_devices(*opts); };
+});
+
+}  // namespace
+}  // namespace strata::cli
