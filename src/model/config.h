@@ -44,6 +44,43 @@ struct ModelConfig {
     uint32_t n_ff_expert = 0;
     bool norm_topk_prob = true;  // renormalize the selected experts' weights to sum to 1
 
+    // --- deepseek2 and gpt-oss (read in read_deepseek2_gptoss_keys) ---
+    // MLA: the cache holds one latent row per token (head_count_kv 1, key_length = kv_lora_rank
+    // + rope dims, value_length = kv_lora_rank); per-head q·k and v widths are the *_mla ones.
+    uint32_t q_lora_rank = 0;          // attention.q_lora_rank (0: q projected directly)
+    uint32_t kv_lora_rank = 0;         // attention.kv_lora_rank
+    uint32_t head_dim_k_mla = 0;       // attention.key_length_mla (nope + rope dims)
+    uint32_t head_dim_v_mla = 0;       // attention.value_length_mla
+    uint32_t n_leading_dense = 0;      // leading_dense_block_count: first layers with a dense FFN
+    uint32_t n_expert_shared = 0;      // expert_shared_count
+    uint32_t n_expert_group = 1;       // expert_group_count: experts are chosen from the best groups
+    uint32_t n_expert_group_used = 1;  // expert_group_used_count
+    float expert_weights_scale = 1.0f; // expert_weights_scale: routed output multiplier
+    uint32_t expert_gating_func = 0;   // expert_gating_func: 1 softmax, 2 sigmoid (0: absent)
+    uint32_t sliding_window = 0;       // attention.sliding_window (gpt-oss: even layers slide)
+    // YaRN context extension (rope.scaling.*); yarn false: plain rope.
+    bool rope_yarn = false;
+    float rope_scaling_factor = 1.0f;  // rope.scaling.factor
+    uint32_t rope_orig_ctx = 0;        // rope.scaling.original_context_length
+    float yarn_beta_fast = 32.0f, yarn_beta_slow = 1.0f;
+    float yarn_log_multiplier = 0.0f;  // rope.scaling.yarn_log_multiplier (DeepSeek: 0.1 * mscale_all_dim)
+
+    // --- qwen3next and qwen35moe (read in read_qwen3next_keys) ---
+    // Hybrid stacks: gated DeltaNet (linear attention) layers, and gated full attention on every
+    // full_attention_interval-th layer. DeltaNet q/k heads are ssm_n_group heads of ssm_d_state;
+    // v heads are ssm_dt_rank heads of ssm_d_inner / ssm_dt_rank.
+    uint32_t ssm_conv_kernel = 0;          // ssm.conv_kernel: taps of the causal short convolution
+    uint32_t ssm_d_state = 0;              // ssm.state_size: q/k head width
+    uint32_t ssm_n_group = 0;              // ssm.group_count: q/k heads
+    uint32_t ssm_dt_rank = 0;              // ssm.time_step_rank: v heads
+    uint32_t ssm_d_inner = 0;              // ssm.inner_size: all v heads together
+    uint32_t full_attention_interval = 0;  // full_attention_interval (0: no recurrent layers)
+    uint32_t n_ff_shared_expert = 0;       // expert_shared_feed_forward_length
+    // Layer il is a DeltaNet layer unless it is the interval-th one (llama.cpp's rule).
+    bool is_recurrent_layer(uint32_t il) const {
+        return full_attention_interval > 0 && (il + 1) % full_attention_interval != 0;
+    }
+
     bool is_moe() const { return n_expert > 0; }
     uint32_t q_dim() const { return n_head * head_dim_k; }
     uint32_t kv_dim_k() const { return n_head_kv * head_dim_k; }

@@ -7,6 +7,9 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file) {
     if (config.arch == "llama" || config.arch == "qwen3" || config.arch == "qwen3moe") {
         return load_llama_family(file, config);
     }
+    if (config.arch == "deepseek2") return load_deepseek2(file, config);
+    if (config.arch == "gpt-oss") return load_gpt_oss(file, config);
+    if (config.arch == "qwen3next" || config.arch == "qwen35moe") return load_qwen3next(file, config);
     return Status::error("{}: no forward pass for architecture {}", file.path(), config.arch);
 }
 

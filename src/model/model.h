@@ -6,13 +6,17 @@
 //   STRATA_ASSIGN_OR_RETURN(auto model, Model::load(gguf));
 //   KvCache kv = model->make_kv_cache(n_ctx);
 //   model->forward(batch, kv, logits, LogitsFor::All, ctx);   // n_tokens × n_vocab floats
+//   RecurrentState rs = model->make_recurrent_state();          // hybrid models' other per-sequence state
+//   model->forward_with_state(batch, kv, rs, logits, LogitsFor::Last, ctx);
 
 #include <memory>
+#include <string>
 
 #include "backend/cpu/cpu_context.h"
 #include "core/status.h"
 #include "gguf/reader.h"
 #include "kv/kv_cache.h"
+#include "kv/recurrent_state.h"
 #include "model/blocks/blocks.h"
 #include "model/config.h"
 
@@ -29,11 +33,27 @@ public:
     // the model (weights point into its mapping).
     static Result<std::unique_ptr<Model>> load(const GgufFile& file);
 
-    KvCache make_kv_cache(int64_t n_ctx) const;
+    // A backend that keeps the cache elsewhere (the GPU) returns one holding its own storage.
+    virtual KvCache make_kv_cache(int64_t n_ctx) const;
+    // Where forward() runs, for reports: "cpu", or "CUDA NVIDIA H200 (sm_90)".
+    virtual std::string device_name() const { return "cpu"; }
 
     // Runs the batch (positions pos0 .. pos0 + n_tokens - 1, the cache holding every earlier
     // position) and writes logits: n_tokens rows of n_vocab, or one row for the last token.
     virtual void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& ctx) = 0;
+
+    // Hybrid models (qwen3next, qwen35moe) also carry a recurrent state per sequence beside the
+    // KV cache; attention-only models return an empty one.
+    virtual RecurrentState make_recurrent_state() const { return {}; }
+    // forward() with the sequence's recurrent state passed in, so that several sequences can
+    // share one hybrid model. (Plain forward() on a hybrid model uses a state the model owns:
+    // one sequence at a time, restarted whenever a batch starts at position 0.) Attention-only
+    // models ignore `state`.
+    virtual void forward_with_state(const Batch& batch, KvCache& kv, RecurrentState& state, float* logits,
+                                    LogitsFor which, CpuContext& ctx) {
+        (void)state;
+        forward(batch, kv, logits, which, ctx);
+    }
 
 protected:
     ModelConfig config_;
@@ -41,5 +61,9 @@ protected:
 
 // Architecture factories (model/arch/*.cpp).
 Result<std::unique_ptr<Model>> load_llama_family(const GgufFile& file, const ModelConfig& config);
+Result<std::unique_ptr<Model>> load_deepseek2(const GgufFile& file, const ModelConfig& config);
+Result<std::unique_ptr<Model>> load_gpt_oss(const GgufFile& file, const ModelConfig& config);
+// qwen3next and qwen35moe: hybrid gated DeltaNet / gated attention stacks (model/arch/qwen3next.cpp).
+Result<std::unique_ptr<Model>> load_qwen3next(const GgufFile& file, const ModelConfig& config);
 
 }  // namespace strata

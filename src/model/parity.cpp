@@ -11,7 +11,7 @@
 namespace strata {
 
 Result<ParityReport> run_parity(const std::string& model_path, const std::string& ref_path, int64_t chunk,
-                                ThreadPool& pool) {
+                                ThreadPool& pool, const ModelLoader& load) {
     STRATA_ASSIGN_OR_RETURN(GgufFile model_file, GgufFile::open(model_path));
     STRATA_ASSIGN_OR_RETURN(GgufFile ref, GgufFile::open(ref_path));
     const GgufTensorInfo* tokens_info = ref.tensor("tokens");
@@ -19,7 +19,7 @@ Result<ParityReport> run_parity(const std::string& model_path, const std::string
     if (!tokens_info || tokens_info->type != TensorType::I32 || !logits_info || logits_info->type != TensorType::F32) {
         return Status::error("{}: expected tensors `tokens` (I32) and `logits` (F32) of a reference file", ref_path);
     }
-    STRATA_ASSIGN_OR_RETURN(auto model, Model::load(model_file));
+    STRATA_ASSIGN_OR_RETURN(auto model, load ? load(model_file) : Model::load(model_file));
     const ModelConfig& cfg = model->config();
     const int64_t n = static_cast<int64_t>(tokens_info->ne[0]);
     const int64_t n_vocab = static_cast<int64_t>(logits_info->ne[0]);
@@ -49,6 +49,7 @@ Result<ParityReport> run_parity(const std::string& model_path, const std::string
     ParityReport r;
     r.n_tokens = n;
     r.n_vocab = n_vocab;
+    r.device = model->device_name();
     double err = 0.0, norm = 0.0;
     for (int64_t t = 0; t < n; ++t) {
         const float* g = got.data() + t * n_vocab;

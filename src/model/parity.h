@@ -7,10 +7,13 @@
 //   r->top1_agree;  // positions whose arg-max matches
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "core/status.h"
 #include "core/thread_pool.h"
+#include "gguf/reader.h"
 
 namespace strata {
 
@@ -20,10 +23,15 @@ struct ParityReport {
     double nmse = 0.0;
     double max_abs_diff = 0.0;
     int64_t top1_agree = 0;
+    std::string device;  // where the model ran (Model::device_name)
 };
+
+class Model;
+// How the model is loaded: Model::load (the CPU) unless a backend's loader is given.
+using ModelLoader = std::function<Result<std::unique_ptr<Model>>(const GgufFile&)>;
 
 // chunk = 0 feeds all tokens as one batch; chunk = k feeds them k at a time through the KV cache.
 Result<ParityReport> run_parity(const std::string& model_path, const std::string& ref_path, int64_t chunk,
-                                ThreadPool& pool);
+                                ThreadPool& pool, const ModelLoader& load = nullptr);
 
 }  // namespace strata

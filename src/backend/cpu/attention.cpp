@@ -18,24 +18,28 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
         for (int64_t w = w0; w < w1; ++w) {
             const int64_t t = w / p.n_head, h = w % p.n_head, kvh = h / group;
             const int64_t n_kv = pos0 + t + 1;  // causal: this token sees positions <= its own
+            const int64_t j0 = p.sliding_window > 0 ? std::max<int64_t>(0, n_kv - p.sliding_window) : 0;
             const float* qh = q + (t * p.n_head + h) * p.head_dim_k;
-            float max = -INFINITY;
-            for (int64_t j = 0; j < n_kv; ++j) {
+            // A sink takes part in the normalization as one more logit, so with it the kept
+            // weights sum to less than one.
+            const float sink = p.sinks ? p.sinks[h] : -INFINITY;
+            float max = sink;
+            for (int64_t j = j0; j < n_kv; ++j) {
                 const float* k = kv.keys(layer, j) + kvh * p.head_dim_k;
                 float s = 0.0f;
                 for (int64_t d = 0; d < p.head_dim_k; ++d) s += qh[d] * k[d];
                 scores[j] = s * p.scale;
                 max = std::max(max, scores[j]);
             }
-            float sum = 0.0f;
-            for (int64_t j = 0; j < n_kv; ++j) {
+            float sum = p.sinks ? std::exp(sink - max) : 0.0f;
+            for (int64_t j = j0; j < n_kv; ++j) {
                 scores[j] = std::exp(scores[j] - max);
                 sum += scores[j];
             }
             const float inv = 1.0f / sum;
             float* o = out + (t * p.n_head + h) * p.head_dim_v;
             std::fill(o, o + p.head_dim_v, 0.0f);
-            for (int64_t j = 0; j < n_kv; ++j) {
+            for (int64_t j = j0; j < n_kv; ++j) {
                 const float* v = kv.values(layer, j) + kvh * p.head_dim_v;
                 const float wj = scores[j] * inv;
                 for (int64_t d = 0; d < p.head_dim_v; ++d) o[d] += wj * v[d];

@@ -18,6 +18,9 @@ struct AttentionParams {
     int64_t head_dim_k = 0;
     int64_t head_dim_v = 0;
     float scale = 1.0f;  // usually 1/sqrt(head_dim_k)
+    // Optional, for gpt-oss; the defaults give plain causal attention.
+    const float* sinks = nullptr;  // [n_head] a per-head logit that joins each softmax and adds no value
+    int64_t sliding_window = 0;    // > 0: a query at position p sees only keys p - window + 1 .. p
 };
 
 void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,

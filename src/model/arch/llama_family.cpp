@@ -8,66 +8,60 @@
 
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
+#include "model/arch/llama_family.h"
 #include "model/model.h"
-#include "model/weights.h"
 
 namespace strata {
 
-namespace {
+Status load_llama_weights(const GgufFile& file, const ModelConfig& c, LlamaWeights& out) {
+    const int64_t e = c.n_embd, v = c.n_vocab;
+    WeightLoader w(file);
+    out.token_embd = w.require("token_embd.weight", {e, v});
+    out.output_norm = w.require_f32("output_norm.weight", {e});
+    out.output = w.optional("output.weight", {e, v});
+    if (!out.output) out.output = out.token_embd;  // tied embeddings
+    out.layers.resize(c.n_layer);
+    for (uint32_t il = 0; il < c.n_layer; ++il) {
+        const std::string b = "blk." + std::to_string(il) + ".";
+        LlamaLayer& L = out.layers[il];
+        L.attn.norm = w.require_f32(b + "attn_norm.weight", {e});
+        L.attn.wq = w.require(b + "attn_q.weight", {e, c.q_dim()});
+        L.attn.wk = w.require(b + "attn_k.weight", {e, c.kv_dim_k()});
+        L.attn.wv = w.require(b + "attn_v.weight", {e, c.kv_dim_v()});
+        L.attn.wo = w.require(b + "attn_output.weight", {c.n_head * c.head_dim_v, e});
+        L.attn.bq = w.optional_f32(b + "attn_q.bias", {c.q_dim()});
+        L.attn.bk = w.optional_f32(b + "attn_k.bias", {c.kv_dim_k()});
+        L.attn.bv = w.optional_f32(b + "attn_v.bias", {c.kv_dim_v()});
+        L.attn.bo = w.optional_f32(b + "attn_output.bias", {e});
+        if (c.arch == "qwen3" || c.arch == "qwen3moe") {
+            L.attn.q_norm = w.require_f32(b + "attn_q_norm.weight", {c.head_dim_k});
+            L.attn.k_norm = w.require_f32(b + "attn_k_norm.weight", {c.head_dim_k});
+        }
+        if (c.is_moe()) {
+            L.moe = true;
+            const int64_t ff = c.n_ff_expert, n_exp = c.n_expert;
+            L.moe_ffn.norm = w.require_f32(b + "ffn_norm.weight", {e});
+            L.moe_ffn.router = w.require(b + "ffn_gate_inp.weight", {e, n_exp});
+            L.moe_ffn.gate_exps = w.require(b + "ffn_gate_exps.weight", {e, ff, n_exp});
+            L.moe_ffn.up_exps = w.require(b + "ffn_up_exps.weight", {e, ff, n_exp});
+            L.moe_ffn.down_exps = w.require(b + "ffn_down_exps.weight", {ff, e, n_exp});
+        } else {
+            L.ffn.norm = w.require_f32(b + "ffn_norm.weight", {e});
+            L.ffn.gate = w.require(b + "ffn_gate.weight", {e, c.n_ff});
+            L.ffn.up = w.require(b + "ffn_up.weight", {e, c.n_ff});
+            L.ffn.down = w.require(b + "ffn_down.weight", {c.n_ff, e});
+        }
+    }
+    return w.status();
+}
 
-struct LlamaLayer {
-    AttentionWeights attn;
-    bool moe = false;
-    DenseFfnWeights ffn;
-    MoeFfnWeights moe_ffn;
-};
+namespace {
 
 class LlamaFamily final : public Model {
 public:
     LlamaFamily(const ModelConfig& config) { config_ = config; }
 
-    Status load(const GgufFile& file) {
-        const ModelConfig& c = config_;
-        const int64_t e = c.n_embd, v = c.n_vocab;
-        WeightLoader w(file);
-        token_embd_ = w.require("token_embd.weight", {e, v});
-        output_norm_ = w.require_f32("output_norm.weight", {e});
-        output_ = w.optional("output.weight", {e, v});
-        if (!output_) output_ = token_embd_;  // tied embeddings
-        layers_.resize(c.n_layer);
-        for (uint32_t il = 0; il < c.n_layer; ++il) {
-            const std::string b = "blk." + std::to_string(il) + ".";
-            LlamaLayer& L = layers_[il];
-            L.attn.norm = w.require_f32(b + "attn_norm.weight", {e});
-            L.attn.wq = w.require(b + "attn_q.weight", {e, c.q_dim()});
-            L.attn.wk = w.require(b + "attn_k.weight", {e, c.kv_dim_k()});
-            L.attn.wv = w.require(b + "attn_v.weight", {e, c.kv_dim_v()});
-            L.attn.wo = w.require(b + "attn_output.weight", {c.n_head * c.head_dim_v, e});
-            L.attn.bq = w.optional_f32(b + "attn_q.bias", {c.q_dim()});
-            L.attn.bk = w.optional_f32(b + "attn_k.bias", {c.kv_dim_k()});
-            L.attn.bv = w.optional_f32(b + "attn_v.bias", {c.kv_dim_v()});
-            L.attn.bo = w.optional_f32(b + "attn_output.bias", {e});
-            if (c.arch == "qwen3" || c.arch == "qwen3moe") {
-                L.attn.q_norm = w.require_f32(b + "attn_q_norm.weight", {c.head_dim_k});
-                L.attn.k_norm = w.require_f32(b + "attn_k_norm.weight", {c.head_dim_k});
-            }
-            if (c.is_moe()) {
-                L.moe = true;
-                const int64_t ff = c.n_ff_expert, n_exp = c.n_expert;
-                L.moe_ffn.norm = w.require_f32(b + "ffn_norm.weight", {e});
-                L.moe_ffn.router = w.require(b + "ffn_gate_inp.weight", {e, n_exp});
-                L.moe_ffn.gate_exps = w.require(b + "ffn_gate_exps.weight", {e, ff, n_exp});
-                L.moe_ffn.up_exps = w.require(b + "ffn_up_exps.weight", {e, ff, n_exp});
-                L.moe_ffn.down_exps = w.require(b + "ffn_down_exps.weight", {ff, e, n_exp});
-            } else {
-                L.ffn.norm = w.require_f32(b + "ffn_norm.weight", {e});
-                L.ffn.gate = w.require(b + "ffn_gate.weight", {e, c.n_ff});
-                L.ffn.up = w.require(b + "ffn_up.weight", {e, c.n_ff});
-                L.ffn.down = w.require(b + "ffn_down.weight", {c.n_ff, e});
-            }
-        }
-        return w.status();
-    }
+    Status load(const GgufFile& file) { return load_llama_weights(file, config_, weights_); }
 
     void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& ctx) override {
         const ModelConfig& c = config_;
@@ -75,9 +69,9 @@ public:
         STRATA_CHECK(batch.pos0 + n <= kv.n_ctx(), "batch runs past the KV cache");
         residual_.resize(static_cast<size_t>(n * e));
         float* x = residual_.data();
-        cpu_get_rows(token_embd_, batch.tokens, n, x);
+        cpu_get_rows(weights_.token_embd, batch.tokens, n, x);
         for (uint32_t il = 0; il < c.n_layer; ++il) {
-            const LlamaLayer& L = layers_[il];
+            const LlamaLayer& L = weights_.layers[il];
             attention_block(L.attn, c, x, batch, kv, il, ctx);
             if (L.moe) moe_ffn_block(L.moe_ffn, c, x, batch, ctx);
             else dense_ffn_block(L.ffn, c, x, batch, ctx);
@@ -85,13 +79,12 @@ public:
         const int64_t first = which == LogitsFor::Last ? n - 1 : 0;
         const int64_t rows = n - first;
         float* normed = ctx.scratch_floats(block_slots::kNormed, static_cast<size_t>(rows * e));
-        cpu_rms_norm(x + first * e, output_norm_.f32(), rows, e, c.rms_eps, normed);
-        cpu_matmul(output_, 0, normed, rows, logits, ctx);
+        cpu_rms_norm(x + first * e, weights_.output_norm.f32(), rows, e, c.rms_eps, normed);
+        cpu_matmul(weights_.output, 0, normed, rows, logits, ctx);
     }
 
 private:
-    Weight token_embd_, output_norm_, output_;
-    std::vector<LlamaLayer> layers_;
+    LlamaWeights weights_;
     std::vector<float> residual_;
 };
 

@@ -1,0 +1,45 @@
+#pragma once
+// The state that recurrent (linear-attention) layers carry from one token to the next, kept
+// beside the KV cache: per layer, the last kernel-1 inputs of the causal short convolution and
+// the delta-rule state matrix of every head. Unlike the KV cache it does not grow with the
+// context, and it cannot be rewound: it always describes the sequence up to position n_past().
+//
+//   RecurrentState rs = model->make_recurrent_state();   // zeros: the state before token 0
+//   float* conv = rs.conv(layer);    // (kernel-1) rows of conv channels, oldest first
+//   float* s = rs.ssm(layer);        // n_v_heads × d_k × d_v delta-rule state
+//   rs.advance(n_tokens);            // after a batch has been folded in
+
+#include <cstdint>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+
+namespace strata {
+
+class RecurrentState {
+public:
+    RecurrentState() = default;  // no recurrent layers (attention-only models)
+    // Layers with recurrent[il] false get no storage.
+    RecurrentState(const std::vector<bool>& recurrent, int64_t conv_floats, int64_t ssm_floats);
+
+    bool has_layer(int64_t layer) const {
+        return layer >= 0 && layer < static_cast<int64_t>(conv_.size()) && conv_[static_cast<size_t>(layer)].size() > 0;
+    }
+    bool empty() const { return conv_floats_ == 0 && ssm_floats_ == 0; }
+    float* conv(int64_t layer) { return conv_[static_cast<size_t>(layer)].as<float>(); }
+    float* ssm(int64_t layer) { return ssm_[static_cast<size_t>(layer)].as<float>(); }
+
+    // Positions folded in so far; the next batch must start here (or at 0, after clear()).
+    int64_t n_past() const { return n_past_; }
+    void advance(int64_t n_tokens) { n_past_ += n_tokens; }
+    // Back to the state before the first token (all zeros), as a new sequence starts.
+    void clear();
+    uint64_t bytes() const;
+
+private:
+    int64_t conv_floats_ = 0, ssm_floats_ = 0;
+    int64_t n_past_ = 0;
+    std::vector<AlignedBuffer> conv_, ssm_;  // empty buffers for non-recurrent layers
+};
+
+}  // namespace strata

@@ -1,0 +1,69 @@
+// Gated full attention (Qwen3-Next, Qwen3.5), after HF transformers' Qwen3NextAttention: the q
+// projection carries, per head, the query and an output gate; q and k get per-head RMS norms
+// and a partial NEOX rope (the first rope_dims of each head); the attention output is scaled by
+// sigmoid(gate) before the output projection.
+//
+// Qwen3.5's interleaved M-RoPE sections (rope.dimension_sections) give each rotated pair the
+// temporal, height or width position; for text all three are the token's position, so it is
+// the plain rope applied here.
+#include <algorithm>
+#include <cmath>
+
+#include "backend/cpu/attention.h"
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/ops.h"
+#include "model/blocks/gated_delta_net_block.h"
+
+namespace strata {
+
+void gated_attention_block(const GatedAttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch,
+                           KvCache& kv, int64_t layer, CpuContext& ctx) {
+    using namespace hybrid_slots;
+    const int64_t n = batch.n_tokens, e = cfg.n_embd, hd = cfg.head_dim_k;
+    const int64_t n_head = cfg.n_head, q_dim = cfg.q_dim(), k_dim = cfg.kv_dim_k(), v_dim = cfg.kv_dim_v();
+
+    float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
+
+    float* qg = ctx.scratch_floats(kMixed, static_cast<size_t>(n * 2 * q_dim));
+    float* k = ctx.scratch_floats(kK, static_cast<size_t>(n * k_dim));
+    float* v = ctx.scratch_floats(kV, static_cast<size_t>(n * v_dim));
+    cpu_matmul(w.wq, 0, h, n, qg, ctx);
+    cpu_matmul(w.wk, 0, h, n, k, ctx);
+    cpu_matmul(w.wv, 0, h, n, v, ctx);
+
+    // De-interleave [q_0 gate_0 q_1 gate_1 ...] into q rows and gate rows.
+    float* q = ctx.scratch_floats(kQ, static_cast<size_t>(n * q_dim));
+    float* gate = ctx.scratch_floats(kGates, static_cast<size_t>(n * q_dim));
+    for (int64_t i = 0; i < n * n_head; ++i) {
+        std::copy_n(qg + i * 2 * hd, hd, q + i * hd);
+        std::copy_n(qg + i * 2 * hd + hd, hd, gate + i * hd);
+    }
+
+    cpu_rms_norm(q, w.q_norm.f32(), n * n_head, hd, cfg.rms_eps, q);
+    cpu_rms_norm(k, w.k_norm.f32(), n * cfg.n_head_kv, hd, cfg.rms_eps, k);
+    const RopeParams rope{cfg.rope_style, hd, cfg.rope_dims, cfg.rope_base};
+    cpu_rope(q, n, n_head, rope, batch.positions);
+    cpu_rope(k, n, cfg.n_head_kv, rope, batch.positions);
+
+    for (int64_t t = 0; t < n; ++t) {
+        std::copy_n(k + t * k_dim, k_dim, kv.keys(layer, batch.pos0 + t));
+        std::copy_n(v + t * v_dim, v_dim, kv.values(layer, batch.pos0 + t));
+    }
+
+    float* attn = ctx.scratch_floats(kCore, static_cast<size_t>(n * n_head * cfg.head_dim_v));
+    AttentionParams ap;
+    ap.n_head = n_head;
+    ap.n_head_kv = cfg.n_head_kv;
+    ap.head_dim_k = hd;
+    ap.head_dim_v = cfg.head_dim_v;
+    ap.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    cpu_attention(q, kv, layer, n, batch.pos0, ap, attn, ctx);
+
+    for (int64_t i = 0; i < n * q_dim; ++i) attn[i] *= 1.0f / (1.0f + std::exp(-gate[i]));
+    float* proj = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
+    cpu_matmul(w.wo, 0, attn, n, proj, ctx);
+    cpu_add(x, proj, n * e);
+}
+
+}  // namespace strata

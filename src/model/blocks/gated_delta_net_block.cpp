@@ -1,0 +1,100 @@
+// Gated DeltaNet (Qwen3-Next, Qwen3.5), after HF transformers' Qwen3NextGatedDeltaNet:
+//   qkv = conv1d_silu(W_qkv h)            causal short convolution, state carried across calls
+//   q, k = l2norm(q), l2norm(k);  q /= sqrt(d_k)
+//   beta = sigmoid(b);  g = −exp(A_log) · softplus(a + dt_bias)
+//   per v head: S ← e^g S;  S += k (beta (v − Sᵀk))ᵀ;  o = Sᵀq     (the gated delta rule)
+//   x += W_out (rmsnorm(o) · w · silu(z))
+// The recurrence is stepped token by token inside a batch (no chunked prefill yet), so a batch
+// and the same tokens one at a time compute the same sums.
+#include <cmath>
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/ops.h"
+#include "backend/cpu/ssm_ops.h"
+#include "core/check.h"
+#include "model/blocks/gated_delta_net_block.h"
+
+namespace strata {
+
+namespace {
+// HF's l2norm eps (the FLA kernels' constant), independent of the model's rms eps.
+constexpr float kL2NormEps = 1e-6f;
+}  // namespace
+
+void gated_delta_net_block(const GatedDeltaNetWeights& w, const ModelConfig& cfg, float* x, const Batch& batch,
+                           RecurrentState& rs, int64_t layer, CpuContext& ctx) {
+    using namespace hybrid_slots;
+    const int64_t n = batch.n_tokens, e = cfg.n_embd;
+    const int64_t n_k = cfg.ssm_n_group, n_v = cfg.ssm_dt_rank, r = n_v / n_k;
+    const int64_t d_k = cfg.ssm_d_state, d_v = cfg.ssm_d_inner / cfg.ssm_dt_rank;
+    const int64_t key_dim = n_k * d_k, value_dim = n_v * d_v, conv_ch = 2 * key_dim + value_dim;
+    STRATA_CHECK(rs.has_layer(layer), "gated DeltaNet layer without a recurrent state");
+
+    float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
+
+    float* mixed = ctx.scratch_floats(kMixed, static_cast<size_t>(n * conv_ch));
+    float* z = ctx.scratch_floats(kZ, static_cast<size_t>(n * value_dim));
+    float* ba = ctx.scratch_floats(kBetaAlpha, static_cast<size_t>(n * 2 * n_v));
+    cpu_matmul(w.wqkv, 0, h, n, mixed, ctx);
+    cpu_matmul(w.wz, 0, h, n, z, ctx);
+    if (w.wba) {
+        cpu_matmul(w.wba, 0, h, n, ba, ctx);
+    } else {  // separate beta and alpha projections: n rows of n_v each, stacked
+        cpu_matmul(w.wbeta, 0, h, n, ba, ctx);
+        cpu_matmul(w.walpha, 0, h, n, ba + n * n_v, ctx);
+    }
+
+    // Causal conv over [history ; batch] with SiLU; q and k are then 2·n_k rows of d_k per token.
+    float* qkv = ctx.scratch_floats(kConv, static_cast<size_t>(n * conv_ch));
+    cpu_causal_conv1d_silu(mixed, n, conv_ch, w.conv.f32(), cfg.ssm_conv_kernel, rs.conv(layer), qkv);
+    const float q_scale = 1.0f / std::sqrt(static_cast<float>(d_k));
+    for (int64_t t = 0; t < n; ++t) {
+        float* row = qkv + t * conv_ch;
+        cpu_l2_norm(row, 2 * n_k, d_k, kL2NormEps);
+        for (int64_t i = 0; i < key_dim; ++i) row[i] *= q_scale;
+    }
+
+    // Per token and v head: beta (write strength) and g (log decay).
+    float* gates = ctx.scratch_floats(kGates, static_cast<size_t>(n * 2 * n_v));
+    const float* a_neg = w.a.f32();
+    const float* dt_bias = w.dt_bias.f32();
+    for (int64_t t = 0; t < n; ++t) {
+        for (int64_t hv = 0; hv < n_v; ++hv) {
+            float b_raw, a_raw;
+            if (w.wba) {  // grouped per q/k head: [b × r, a × r] for each of the n_k heads
+                const float* row = ba + t * 2 * n_v + (hv / r) * 2 * r;
+                b_raw = row[hv % r];
+                a_raw = row[r + hv % r];
+            } else {
+                b_raw = ba[t * n_v + hv];
+                a_raw = ba[n * n_v + t * n_v + hv];
+            }
+            gates[(t * n_v + hv) * 2] = 1.0f / (1.0f + std::exp(-b_raw));
+            gates[(t * n_v + hv) * 2 + 1] = a_neg[hv] * softplus(a_raw + dt_bias[hv]);
+        }
+    }
+
+    // Heads are independent: each worker runs its heads through the whole batch in order.
+    float* core = ctx.scratch_floats(kCore, static_cast<size_t>(n * value_dim));
+    float* state = rs.ssm(layer);
+    ctx.pool().parallel_for(n_v, [&](int64_t h0, int64_t h1, int) {
+        for (int64_t hv = h0; hv < h1; ++hv) {
+            const int64_t hk = w.v_order == VHeadOrder::Grouped ? hv / r : hv % n_k;
+            float* s = state + hv * d_k * d_v;
+            for (int64_t t = 0; t < n; ++t) {
+                const float* row = qkv + t * conv_ch;
+                const float* g_b = gates + (t * n_v + hv) * 2;
+                cpu_gated_delta_step(s, row + hk * d_k, row + key_dim + hk * d_k, row + 2 * key_dim + hv * d_v, g_b[1],
+                                     g_b[0], d_k, d_v, core + t * value_dim + hv * d_v);
+            }
+        }
+    });
+
+    cpu_gated_rms_norm(core, z, w.ssm_norm.f32(), n * n_v, d_v, cfg.rms_eps, core);
+    float* proj = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
+    cpu_matmul(w.wout, 0, core, n, proj, ctx);
+    cpu_add(x, proj, n * e);
+}
+
+}  // namespace strata

@@ -1,0 +1,140 @@
+#include "model/blocks/moe_routing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/ops.h"
+#include "core/check.h"
+#include "model/blocks/blocks.h"
+
+namespace strata {
+
+namespace {
+
+// Indices of the k largest of v[0..n), best first; ties go to the lower index.
+void top_k(const float* v, int64_t n, int64_t k, std::vector<int64_t>& order) {
+    order.resize(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int64_t a, int64_t b) { return v[a] > v[b] || (v[a] == v[b] && a < b); });
+    order.resize(static_cast<size_t>(k));
+}
+
+void reset(ExpertAssignments& out, int64_t n_expert) {
+    out.resize(static_cast<size_t>(n_expert));
+    for (auto& list : out) list.clear();
+}
+
+}  // namespace
+
+void route_grouped(const float* logits, int64_t n_tokens, const GroupedRouting& p, ExpertAssignments& out) {
+    STRATA_CHECK(p.n_group >= 1 && p.n_expert % p.n_group == 0, "experts must split evenly into groups");
+    STRATA_CHECK(p.n_group_used >= 1 && p.n_group_used <= p.n_group, "more groups used than exist");
+    STRATA_CHECK(p.n_used <= p.n_group_used * (p.n_expert / p.n_group), "fewer eligible experts than used");
+    reset(out, p.n_expert);
+    const int64_t per_group = p.n_expert / p.n_group;
+    std::vector<float> scores(static_cast<size_t>(p.n_expert)), choice(static_cast<size_t>(p.n_expert));
+    std::vector<float> group_merit(static_cast<size_t>(p.n_group));
+    std::vector<int64_t> order, groups, best_in_group;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const float* l = logits + t * p.n_expert;
+        if (p.sigmoid) {
+            for (int64_t i = 0; i < p.n_expert; ++i) scores[static_cast<size_t>(i)] = 1.0f / (1.0f + std::exp(-l[i]));
+        } else {
+            std::copy_n(l, p.n_expert, scores.begin());
+            cpu_softmax(scores.data(), p.n_expert);
+        }
+        for (int64_t i = 0; i < p.n_expert; ++i) {
+            choice[static_cast<size_t>(i)] = scores[static_cast<size_t>(i)] + (p.selection_bias ? p.selection_bias[i] : 0.0f);
+        }
+        if (p.n_group > 1 && p.n_group_used < p.n_group) {
+            for (int64_t g = 0; g < p.n_group; ++g) {
+                const float* cg = choice.data() + g * per_group;
+                const int64_t top = std::min<int64_t>(2, per_group);
+                top_k(cg, per_group, top, best_in_group);
+                float merit = 0.0f;
+                for (int64_t i : best_in_group) merit += cg[i];
+                group_merit[static_cast<size_t>(g)] = merit;
+            }
+            top_k(group_merit.data(), p.n_group, p.n_group_used, groups);
+            std::vector<bool> keep(static_cast<size_t>(p.n_group), false);
+            for (int64_t g : groups) keep[static_cast<size_t>(g)] = true;
+            // Excluded experts can never be chosen (DeepSeek's reference and llama.cpp mask with
+            // -inf; HF fills 0.0, which differs only if an eligible biased score is negative).
+            for (int64_t i = 0; i < p.n_expert; ++i) {
+                if (!keep[static_cast<size_t>(i / per_group)]) choice[static_cast<size_t>(i)] = -INFINITY;
+            }
+        }
+        top_k(choice.data(), p.n_expert, p.n_used, order);
+        float sum = 0.0f;
+        for (int64_t e : order) sum += scores[static_cast<size_t>(e)];
+        const float norm = p.normalize ? 1.0f / (sum + 1e-20f) : 1.0f;
+        for (int64_t e : order) {
+            out[static_cast<size_t>(e)].emplace_back(t, scores[static_cast<size_t>(e)] * norm * p.scale);
+        }
+    }
+}
+
+void route_topk_softmax(const float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, ExpertAssignments& out) {
+    reset(out, n_expert);
+    std::vector<int64_t> order;
+    std::vector<float> weights(static_cast<size_t>(k));
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const float* l = logits + t * n_expert;
+        top_k(l, n_expert, k, order);
+        for (int64_t j = 0; j < k; ++j) weights[static_cast<size_t>(j)] = l[order[static_cast<size_t>(j)]];
+        cpu_softmax(weights.data(), k);
+        for (int64_t j = 0; j < k; ++j) out[static_cast<size_t>(order[static_cast<size_t>(j)])].emplace_back(t, weights[static_cast<size_t>(j)]);
+    }
+}
+
+namespace {
+
+// gpt-oss's GptOssExperts: the gate is clamped from above only, the up projection both ways,
+// and the "+ 1" on up lets a zero up pass the gate through.
+void clamped_swiglu(float* gate, const float* up, int64_t n) {
+    constexpr float kAlpha = 1.702f, kLimit = 7.0f;
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = std::min(gate[i], kLimit);
+        const float u = std::clamp(up[i], -kLimit, kLimit);
+        gate[i] = g / (1.0f + std::exp(-kAlpha * g)) * (u + 1.0f);
+    }
+}
+
+}  // namespace
+
+void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, const float* h, int64_t n_embd,
+                          const ExpertAssignments& routed, float* x, CpuContext& ctx) {
+    using namespace block_slots;
+    const int64_t e = n_embd, ff = w.gate_exps.ne[1];
+    int64_t max_m = 0;
+    for (const auto& list : routed) max_m = std::max<int64_t>(max_m, static_cast<int64_t>(list.size()));
+    float* gathered = ctx.scratch_floats(kGather, static_cast<size_t>(max_m * e));
+    float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(max_m * ff));
+    float* up = ctx.scratch_floats(kUp, static_cast<size_t>(max_m * ff));
+    float* out = ctx.scratch_floats(kExpertOut, static_cast<size_t>(max_m * e));
+    for (int64_t ex = 0; ex < static_cast<int64_t>(routed.size()); ++ex) {
+        const auto& list = routed[static_cast<size_t>(ex)];
+        if (list.empty()) continue;
+        const int64_t m = static_cast<int64_t>(list.size());
+        for (int64_t i = 0; i < m; ++i) std::copy_n(h + list[static_cast<size_t>(i)].first * e, e, gathered + i * e);
+        cpu_matmul(w.gate_exps, ex, gathered, m, gate, ctx);
+        cpu_matmul(w.up_exps, ex, gathered, m, up, ctx);
+        if (w.gate_bias) cpu_add_bias(gate, w.gate_bias.f32() + ex * ff, m, ff);
+        if (w.up_bias) cpu_add_bias(up, w.up_bias.f32() + ex * ff, m, ff);
+        if (act == ExpertActivation::SwiGlu) cpu_swiglu(gate, up, m * ff);
+        else clamped_swiglu(gate, up, m * ff);
+        cpu_matmul(w.down_exps, ex, gate, m, out, ctx);
+        if (w.down_bias) cpu_add_bias(out, w.down_bias.f32() + ex * e, m, e);
+        for (int64_t i = 0; i < m; ++i) {
+            const auto [t, weight] = list[static_cast<size_t>(i)];
+            float* xt = x + t * e;
+            const float* o = out + i * e;
+            for (int64_t d = 0; d < e; ++d) xt[d] += weight * o[d];
+        }
+    }
+}
+
+}  // namespace strata

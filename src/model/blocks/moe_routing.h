@@ -1,0 +1,58 @@
+#pragma once
+// Expert routing schemes beyond the plain softmax top-k of moe_ffn_block, and the routed-expert
+// pass they feed. Routing turns router logits into (token, weight) lists per expert; the expert
+// pass then reads each chosen expert's matrices once per batch.
+//
+//   ExpertAssignments routed;
+//   route_grouped(logits, n_tokens, GroupedRouting{...}, routed);     // DeepSeek-V3
+//   route_topk_softmax(logits, n_tokens, n_expert, k, routed);         // gpt-oss
+//   apply_routed_experts(experts, ExpertActivation::SwiGlu, h, n_embd, routed, x, ctx);
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "backend/cpu/cpu_context.h"
+#include "model/weights.h"
+
+namespace strata {
+
+// by_expert[e] = the (token, weight) pairs routed to expert e.
+using ExpertAssignments = std::vector<std::vector<std::pair<int64_t, float>>>;
+
+struct GroupedRouting {
+    int64_t n_expert = 0;
+    int64_t n_used = 0;                    // experts per token
+    int64_t n_group = 1;                   // experts split into this many equal groups ...
+    int64_t n_group_used = 1;              // ... and only the best n_group_used are eligible
+    bool sigmoid = true;                   // scores: sigmoid(logit) (DeepSeek-V3), else softmax (V2)
+    const float* selection_bias = nullptr; // [n_expert] added to the scores for choosing only
+    bool normalize = true;                 // chosen weights divided by their sum
+    float scale = 1.0f;                    // then multiplied by this (routed_scaling_factor)
+};
+// DeepSeek-V3's router (HF DeepseekV3TopkRouter): a group's merit is the sum of its two best
+// biased scores; experts outside the best groups are excluded; the top n_used biased scores
+// choose the experts; their weights are the unbiased scores.
+void route_grouped(const float* logits, int64_t n_tokens, const GroupedRouting& p, ExpertAssignments& out);
+
+// gpt-oss's router: the top k logits, then a softmax over those k only.
+void route_topk_softmax(const float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, ExpertAssignments& out);
+
+// Stacked expert matrices; biases [n_ff, n_expert] / [n_embd, n_expert] are optional.
+struct RoutedExpertWeights {
+    Weight gate_exps, up_exps;   // [n_embd, n_ff, n_expert]
+    Weight down_exps;            // [n_ff, n_embd, n_expert]
+    Weight gate_bias, up_bias;   // [n_ff, n_expert] (gpt-oss)
+    Weight down_bias;            // [n_embd, n_expert] (gpt-oss)
+};
+
+enum class ExpertActivation {
+    SwiGlu,              // silu(gate) * up
+    GptOssClampedSwiGlu, // gate ≤ 7, up ∈ [-7, 7]; gate * sigmoid(1.702 gate) * (up + 1)
+};
+
+// x[t] += Σ_e weight(t, e) · expert_e(h[t]) for the assignments; h: n_tokens rows of n_embd.
+void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, const float* h, int64_t n_embd,
+                          const ExpertAssignments& routed, float* x, CpuContext& ctx);
+
+}  // namespace strata

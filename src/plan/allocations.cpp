@@ -1,0 +1,143 @@
+#include "plan/allocations.h"
+
+#include <algorithm>
+
+namespace strata {
+
+namespace {
+constexpr uint64_t kF32 = 4;
+}  // namespace
+
+Result<KvElementType> parse_kv_type(std::string_view name) {
+    if (name == "f32") return KvElementType::F32;
+    if (name == "f16") return KvElementType::F16;
+    if (name == "q8_0") return KvElementType::Q8_0;
+    if (name == "int8") return KvElementType::Int8;
+    return Status::error("--kv-type: expected one of f32, f16, q8_0, int8, got \"{}\"", name);
+}
+
+std::string_view kv_type_name(KvElementType type) {
+    switch (type) {
+        case KvElementType::F32: return "f32";
+        case KvElementType::F16: return "f16";
+        case KvElementType::Q8_0: return "q8_0";
+        case KvElementType::Int8: return "int8";
+    }
+    return "?";
+}
+
+uint64_t kv_row_bytes(KvElementType type, uint64_t dim, uint64_t head_dim) {
+    switch (type) {
+        case KvElementType::F32: return dim * 4;
+        case KvElementType::F16: return dim * 2;
+        case KvElementType::Q8_0: return (dim + 31) / 32 * 34;
+        case KvElementType::Int8: return dim + (head_dim ? (dim + head_dim - 1) / head_dim : 1) * 4;
+    }
+    return dim * 4;
+}
+
+ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvElementType type) {
+    ContextMemory m;
+    for (uint32_t il = 0; il < cfg.n_layer; ++il) {
+        if (cfg.is_recurrent_layer(il)) ++m.recurrent_layers;
+        else ++m.attention_layers;
+    }
+    const uint64_t row = kv_row_bytes(type, cfg.kv_dim_k(), cfg.head_dim_k) + kv_row_bytes(type, cfg.kv_dim_v(), cfg.head_dim_v);
+    m.kv_bytes_per_token = uint64_t(m.attention_layers) * row;
+    m.kv_bytes = m.kv_bytes_per_token * static_cast<uint64_t>(std::max<int64_t>(n_ctx, 0));
+    if (m.recurrent_layers > 0) {
+        // kv/recurrent_state.h: per layer (kernel-1) rows of the conv channels (q, k and v heads:
+        // 2·n_group·d_state + d_inner) and one d_k × d_v state per v head (d_state × d_inner in all).
+        const uint64_t conv_channels = 2ull * cfg.ssm_n_group * cfg.ssm_d_state + cfg.ssm_d_inner;
+        const uint64_t conv = uint64_t(cfg.ssm_conv_kernel > 0 ? cfg.ssm_conv_kernel - 1 : 0) * conv_channels;
+        const uint64_t ssm = uint64_t(cfg.ssm_d_state) * cfg.ssm_d_inner;
+        m.recurrent_bytes = uint64_t(m.recurrent_layers) * (conv + ssm) * kF32;
+    }
+    return m;
+}
+
+namespace {
+
+// f32 values per token that an attention or token-mixing layer keeps live, for the widest kind of
+// layer the model has.
+uint64_t attention_floats_per_token(const ModelConfig& cfg) {
+    const uint64_t heads = cfg.n_head;
+    uint64_t widest = 0;
+    if (cfg.kv_lora_rank > 0) {
+        // MLA (model/blocks/mla_attention_block.h): q, q in latent space (absorbed), latent output,
+        // per-head values, the q LoRA input and the cached latent row.
+        widest = heads * (cfg.head_dim_k_mla + cfg.kv_dim_k() + cfg.kv_lora_rank + cfg.head_dim_v_mla) +
+                 cfg.q_lora_rank + cfg.kv_dim_k();
+    } else {
+        // q and its output gate (gated attention of qwen3next; generous for the others), k, v and
+        // the attention output.
+        widest = 2 * heads * cfg.head_dim_k + cfg.kv_dim_k() + cfg.kv_dim_v() + heads * cfg.head_dim_v;
+    }
+    if (cfg.full_attention_interval > 0) {
+        // DeltaNet: mixed qkv and its convolved copy, z, beta and alpha, the core output.
+        const uint64_t conv_channels = 2ull * cfg.ssm_n_group * cfg.ssm_d_state + cfg.ssm_d_inner;
+        widest = std::max<uint64_t>(widest, 2 * conv_channels + 2 * cfg.ssm_d_inner + 2 * cfg.ssm_dt_rank);
+    }
+    return widest;
+}
+
+// f32 values per token of the FFN: the dense FFN (gate, up and their product) or the MoE layer
+// (router logits, per selected expert its gate, up and down outputs, the shared expert's FFN).
+uint64_t ffn_floats_per_token(const ModelConfig& cfg, const ModelWeights& w) {
+    uint64_t dense = w.has_dense_ffn ? 3ull * cfg.n_ff : 0;
+    uint64_t moe = 0;
+    if (w.moe_layers > 0) {
+        const uint64_t shared_ff =
+            cfg.n_ff_shared_expert ? cfg.n_ff_shared_expert : uint64_t(cfg.n_expert_shared) * cfg.n_ff_expert;
+        moe = cfg.n_expert + uint64_t(cfg.n_expert_used) * (2ull * cfg.n_ff_expert + cfg.n_embd) + 3 * shared_ff;
+    }
+    return std::max(dense, moe);
+}
+
+// The widest matmul input, quantized (q8_K-like, ≤ 2 bytes per value) before integer dot products.
+// feed_forward_length counts only when a dense FFN exists (qwen3moe writes it but has none).
+uint64_t widest_matmul_input(const ModelConfig& cfg, const ModelWeights& w) {
+    return std::max<uint64_t>({cfg.n_embd, w.has_dense_ffn ? cfg.n_ff : 0u, w.moe_layers ? cfg.n_ff_expert : 0u,
+                               cfg.q_dim(), uint64_t(cfg.n_head) * cfg.head_dim_v, cfg.ssm_d_inner,
+                               cfg.n_ff_shared_expert});
+}
+
+}  // namespace
+
+Workspace device_workspace(const ModelConfig& cfg, const ModelWeights& w, int64_t n_batch, bool stage_experts) {
+    const uint64_t b = static_cast<uint64_t>(std::max<int64_t>(n_batch, 1));
+    Workspace ws;
+    ws.activations = b * (3ull * cfg.n_embd * kF32 + 2 * widest_matmul_input(cfg, w));
+    ws.attention = b * attention_floats_per_token(cfg) * kF32 + b * cfg.n_head * kAttentionScoreTile * kF32;
+    if (cfg.full_attention_interval > 0) {
+        // The causal convolution's input window: kernel-1 past rows ahead of the batch's rows.
+        const uint64_t conv_channels = 2ull * cfg.ssm_n_group * cfg.ssm_d_state + cfg.ssm_d_inner;
+        ws.attention += (b + cfg.ssm_conv_kernel) * conv_channels * kF32;
+    }
+    // MoE sort buffers (pair ids, tiles, expert ids and weights): 4 int32/f32 per pair.
+    const uint64_t moe_sort = w.moe_layers ? b * cfg.n_expert_used * 4 * 4 : 0;
+    ws.ffn = b * ffn_floats_per_token(cfg, w) * kF32 + moe_sort;
+    ws.logits = b * cfg.n_vocab * kF32;
+    if (stage_experts && w.moe_layers > 0) ws.expert_staging = 2ull * cfg.n_expert_used * w.expert_slot_bytes;
+    return ws;
+}
+
+uint64_t host_workspace(const ModelConfig& cfg, const ModelWeights& w, int64_t n_batch, bool has_gpu) {
+    const uint64_t b = static_cast<uint64_t>(std::max<int64_t>(n_batch, 1));
+    // The sampler sorts (id, probability) candidates over the whole vocabulary; the last logits
+    // row is copied to the host.
+    const uint64_t sampler = uint64_t(cfg.n_vocab) * (kF32 + 8);
+    if (!has_gpu) return device_workspace(cfg, w, n_batch, false).total() + sampler;
+    // Beside a GPU: the layer input copied down (f32 and quantized) and, per selected expert, the
+    // gate/up/down outputs the CPU workers compute for misses (every pair may miss).
+    uint64_t expert_workers = 0;
+    if (w.moe_layers > 0) {
+        expert_workers = b * (cfg.n_embd * (kF32 + 2) +
+                              uint64_t(cfg.n_expert_used) * (2ull * cfg.n_ff_expert + cfg.n_embd) * kF32);
+    }
+    // The embedding rows looked up on the host and copied up (the table stays in RAM).
+    const uint64_t embedding_rows = b * cfg.n_embd * kF32;
+    return expert_workers + embedding_rows + sampler;
+}
+
+}  // namespace strata

@@ -1,0 +1,73 @@
+#pragma once
+// Every allocation the engine makes besides the weights, as formulas of the model's
+// hyper-parameters, in one place: the KV cache, the recurrent state of linear-attention layers,
+// and the workspaces of a forward pass. The memory planner reserves these BEFORE the expert cache
+// is sized (ARCHITECTURE.md decision 5), so the runtime must allocate no more than they say: a
+// backend that needs a new buffer adds its term here, and a test compares its real allocations
+// with these numbers. Where a formula is deliberately generous it says so.
+//
+//   ContextMemory c = context_memory(cfg, 4096, KvElementType::F16);   // c.kv_bytes
+//   Workspace ws = device_workspace(cfg, weights, 512, /*stage_experts=*/true);
+//   ws.total();
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/status.h"
+#include "model/config.h"
+#include "plan/model_bytes.h"
+
+namespace strata {
+
+// Storage of one KV cache element.
+enum class KvElementType {
+    F32,   // 4 bytes
+    F16,   // 2 bytes
+    Q8_0,  // ggml's q8_0 blocks: 32 int8 values + one f16 scale = 34 bytes per 32 values
+    Int8,  // one int8 per value + one f32 scale per head and position
+};
+Result<KvElementType> parse_kv_type(std::string_view name);  // "f32", "f16", "q8_0", "int8"
+std::string_view kv_type_name(KvElementType type);
+
+// Bytes of one cache row of `dim` values made of heads of `head_dim` values.
+uint64_t kv_row_bytes(KvElementType type, uint64_t dim, uint64_t head_dim);
+
+struct ContextMemory {
+    uint32_t attention_layers = 0;   // layers with a KV cache
+    uint32_t recurrent_layers = 0;   // DeltaNet layers (qwen3next / qwen35moe) with a fixed-size state
+    uint64_t kv_bytes_per_token = 0; // Σ over attention layers of the K row + the V row
+    uint64_t kv_bytes = 0;           // kv_bytes_per_token × n_ctx
+    uint64_t recurrent_bytes = 0;    // f32 conv window + delta-rule state, independent of n_ctx
+    uint64_t total() const { return kv_bytes + recurrent_bytes; }
+};
+// Every attention layer holds n_ctx positions (sliding-window layers too: the cache is not yet a
+// ring, so this is what is allocated). MLA layers (deepseek2) cache one latent row per position,
+// which the config describes as one KV head of key_length / value_length.
+ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvElementType type);
+
+// The buffers a forward pass of up to n_batch tokens keeps live at once, in bytes. All
+// activations are f32; every term is sized for the largest layer of the model.
+struct Workspace {
+    uint64_t activations = 0;  // residual stream, normed copy, block output, quantized matmul input
+    uint64_t attention = 0;    // q/k/v/gate projections, attention output, one tile of scores
+    uint64_t ffn = 0;          // dense FFN or MoE (router logits, per-pair gate/up/down outputs, sort)
+    uint64_t logits = 0;       // n_vocab × n_batch f32: every position's logits (parity, perplexity)
+    uint64_t expert_staging = 0;  // copy buffers for experts that are not resident (see below)
+    uint64_t total() const { return activations + attention + ffn + logits + expert_staging; }
+};
+
+// Keys of one attention tile per query row and head: the fused (flash-style) attention kernels
+// keep only this many scores live, whatever the context length.
+constexpr uint64_t kAttentionScoreTile = 256;
+
+// On the GPU. With stage_experts (some experts not resident), two buffers of n_expert_used
+// expert slots each: misses of one layer are copied into one while the other is computed
+// (decision 4's double buffering); prompt batches stream every used expert through the same pair.
+Workspace device_workspace(const ModelConfig& cfg, const ModelWeights& weights, int64_t n_batch, bool stage_experts);
+
+// On the host beside a GPU: the CPU expert workers' inputs and outputs for the misses of one
+// layer of a batch, plus the logits of the last position and the sampler's candidate list.
+// Without a GPU the host runs the whole forward: device_workspace(..., false) + the sampler.
+uint64_t host_workspace(const ModelConfig& cfg, const ModelWeights& weights, int64_t n_batch, bool has_gpu);
+
+}  // namespace strata

@@ -1,0 +1,299 @@
+#include "plan/planner.h"
+
+#include <algorithm>
+
+#include "plan/units.h"
+
+namespace strata {
+
+namespace {
+
+// The placement alone (no suggestions, no words): what make_plan re-runs to check a suggestion.
+Plan place(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& req) {
+    const ModelConfig& cfg = inv.config;
+    Plan p;
+    p.request = req;
+    p.model_name = inv.name;
+    p.arch = cfg.arch;
+    p.weights = w;
+    p.context = context_memory(cfg, req.n_ctx, req.kv_type);
+    p.expert_slot_bytes = w.expert_slot_bytes;
+    p.has_gpu = req.gpu && req.gpu->total_bytes > 0;
+    const uint64_t all_experts_bytes = w.expert_count * w.expert_slot_bytes;
+
+    if (p.has_gpu) {
+        uint64_t cap = std::min(req.gpu->free_bytes, req.gpu->total_bytes);
+        if (req.vram_budget > 0) cap = std::min(cap, req.vram_budget);
+        p.vram_capacity = cap;
+        p.vram_reserve = req.vram_reserve;
+        p.vram_dense = w.dense_vram_bytes();
+        p.vram_context = p.context.total();
+        // Everything resident needs no copy buffers; otherwise they are part of the fixed share.
+        p.vram_workspace = device_workspace(cfg, w, req.n_batch, false);
+        if (p.vram_fixed() + p.vram_reserve + all_experts_bytes <= cap) {
+            p.vram_expert_slots = w.expert_count;
+        } else {
+            p.vram_workspace = device_workspace(cfg, w, req.n_batch, w.moe_layers > 0);
+            const uint64_t need = p.vram_fixed() + p.vram_reserve;
+            if (need > cap) {
+                p.vram_shortfall = need - cap;
+            } else if (w.expert_slot_bytes > 0) {
+                p.vram_expert_slots = std::min<uint64_t>(w.expert_count, (cap - need) / w.expert_slot_bytes);
+            }
+        }
+        if (p.vram_shortfall == 0) p.vram_unused = cap - p.vram_fixed() - p.vram_reserve - p.vram_experts();
+    }
+
+    p.ram_capacity = req.ram_bytes;
+    p.ram_reserve = req.ram_reserve;
+    p.ram_dense = p.has_gpu ? w.dense_host_bytes() : w.dense_bytes;
+    p.ram_context = p.has_gpu ? 0 : p.context.total();
+    p.ram_workspace = host_workspace(cfg, w, req.n_batch, p.has_gpu);
+    const uint64_t homeless = w.expert_count - p.vram_expert_slots;
+    const uint64_t ram_need = p.ram_fixed() + p.ram_reserve;
+    if (ram_need > p.ram_capacity) {
+        p.ram_shortfall = ram_need - p.ram_capacity;
+    } else {
+        const uint64_t room = p.ram_capacity - ram_need;
+        if (w.expert_slot_bytes > 0) p.ram_arena_experts = std::min<uint64_t>(homeless, room / w.expert_slot_bytes);
+        p.ram_unused = room - p.ram_arena_bytes();
+    }
+    p.disk_experts = homeless - p.ram_arena_experts;
+    // By the average expert: exact when all layers' experts have one size.
+    p.disk_expert_bytes = w.expert_count ? static_cast<uint64_t>(static_cast<double>(w.expert_bytes) *
+                                                                 static_cast<double>(p.disk_experts) /
+                                                                 static_cast<double>(w.expert_count))
+                                         : 0;
+    p.fits = p.vram_shortfall == 0 && p.ram_shortfall == 0;
+    return p;
+}
+
+std::string b(uint64_t bytes) { return format_bytes(bytes); }
+
+std::string percent(double share) { return fmt::format("{:.1f}%", share * 100.0); }
+
+// Each suggestion is a changed request that was planned again and fits.
+std::vector<std::string> suggest(const ModelInventory& inv, const ModelWeights& w, const Plan& p) {
+    std::vector<std::string> out;
+    const PlanRequest& req = p.request;
+    auto fits = [&](const PlanRequest& r) { return place(inv, w, r).fits; };
+
+    // Shorter context: the longest multiple of 256 tokens (below the asked one) that fits.
+    if (p.context.kv_bytes_per_token > 0 && req.n_ctx > 256) {
+        int64_t lo = 0, hi = (req.n_ctx - 1) / 256;  // in units of 256 tokens
+        while (lo < hi) {
+            int64_t mid = (lo + hi + 1) / 2;
+            PlanRequest r = req;
+            r.n_ctx = mid * 256;
+            if (fits(r)) lo = mid;
+            else hi = mid - 1;
+        }
+        if (lo > 0) {
+            const int64_t ctx = lo * 256;
+            out.push_back(fmt::format("--ctx {}: a shorter context (the KV cache takes {} instead of {})", ctx,
+                                      b(context_memory(inv.config, ctx, req.kv_type).kv_bytes), b(p.context.kv_bytes)));
+        }
+    }
+    // A narrower KV type.
+    const uint64_t row_now = kv_row_bytes(req.kv_type, 128, 128);
+    for (KvElementType t : {KvElementType::F16, KvElementType::Q8_0, KvElementType::Int8}) {
+        if (kv_row_bytes(t, 128, 128) >= row_now || p.context.kv_bytes == 0) continue;
+        PlanRequest r = req;
+        r.kv_type = t;
+        if (fits(r)) {
+            out.push_back(fmt::format("--kv-type {}: the KV cache takes {} instead of {}", kv_type_name(t),
+                                      b(context_memory(inv.config, req.n_ctx, t).kv_bytes), b(p.context.kv_bytes)));
+            break;
+        }
+    }
+    // Smaller batches shrink the workspaces (prompts then take more passes).
+    for (int64_t batch : {256, 128, 64, 32}) {
+        if (batch >= req.n_batch) continue;
+        PlanRequest r = req;
+        r.n_batch = batch;
+        if (fits(r)) {
+            out.push_back(fmt::format("--batch {}: smaller workspaces (prompts are processed in more passes)", batch));
+            break;
+        }
+    }
+    // Smaller reserves, when the shortfall is within them.
+    if (p.vram_shortfall > 0 && p.vram_shortfall <= req.vram_reserve) {
+        PlanRequest r = req;
+        r.vram_reserve = (req.vram_reserve - p.vram_shortfall) / kMiB * kMiB;
+        if (fits(r)) {
+            out.push_back(fmt::format("--vram-reserve {}MiB: a smaller reserve (less headroom for the driver, "
+                                      "fragmentation and other programs)",
+                                      r.vram_reserve / kMiB));
+        }
+    }
+    if (p.ram_shortfall > 0) {
+        if (p.ram_shortfall <= req.ram_reserve) {
+            PlanRequest r = req;
+            r.ram_reserve = (req.ram_reserve - p.ram_shortfall) / kMiB * kMiB;
+            if (fits(r)) {
+                out.push_back(fmt::format("--ram-reserve {}MiB: leave less RAM to the OS and other programs",
+                                          r.ram_reserve / kMiB));
+            }
+        }
+        out.push_back(fmt::format("more RAM: {} more (close other programs, or a machine with more memory)",
+                                  b(p.ram_shortfall)));
+    }
+    // Without the GPU, if the host can carry everything.
+    if (p.vram_shortfall > 0) {
+        PlanRequest r = req;
+        r.gpu.reset();
+        if (fits(r)) out.push_back("--vram 0: run everything on the CPU (slower, but it fits in RAM)");
+        out.push_back(fmt::format("a larger GPU or budget: this plan needs {} of VRAM", b(p.vram_capacity + p.vram_shortfall)));
+    }
+    out.push_back(fmt::format("a smaller quant of the model: dense weights take {}{}", b(w.dense_bytes),
+                              w.expert_bytes ? fmt::format(", experts {}", b(w.expert_bytes)) : std::string()));
+    return out;
+}
+
+void explain(const ModelConfig& cfg, Plan& p) {
+    const ModelWeights& w = p.weights;
+    const PlanRequest& req = p.request;
+    auto& e = p.explanation;
+    if (w.expert_count > 0) {
+        e.push_back(fmt::format("{} ({}): {} of weights, {} dense and {} in {} routed experts ({} layers × {}).",
+                                p.model_name, p.arch, b(w.total_bytes), b(w.dense_bytes), b(w.expert_bytes),
+                                w.expert_count, w.moe_layers, w.experts_per_layer));
+        e.push_back(fmt::format("A decoded token reads about {} ({:.2f} GB) of weights, {} ({:.2f} GB) of them experts: "
+                                "{} used of {} per layer.",
+                                b(w.bytes_per_token), static_cast<double>(w.bytes_per_token) / 1e9,
+                                b(w.expert_bytes_per_token), static_cast<double>(w.expert_bytes_per_token) / 1e9,
+                                cfg.n_expert_used, w.experts_per_layer));
+    } else {
+        e.push_back(fmt::format("{} ({}): a dense model, {} of weights, all of them read for every token.",
+                                p.model_name, p.arch, b(w.total_bytes)));
+    }
+    const std::string where = p.has_gpu ? "VRAM" : "RAM";
+    e.push_back(fmt::format("KV cache in {}: {} attention layer(s) × {} positions × {} bytes ({}) = {}{}.", where,
+                            p.context.attention_layers, req.n_ctx,
+                            p.context.attention_layers ? p.context.kv_bytes_per_token / p.context.attention_layers : 0,
+                            kv_type_name(req.kv_type), b(p.context.kv_bytes),
+                            p.context.recurrent_layers
+                                ? fmt::format("; recurrent state of {} linear-attention layer(s) {}", p.context.recurrent_layers,
+                                              b(p.context.recurrent_bytes))
+                                : std::string()));
+    if (!p.has_gpu) {
+        e.push_back(fmt::format("No GPU: dense weights ({}), KV cache and workspaces ({}) stay in RAM.", b(w.dense_bytes),
+                                b(p.ram_workspace)));
+    } else {
+        const Workspace& ws = p.vram_workspace;
+        std::string name = req.gpu->name.empty() ? std::string("GPU") : req.gpu->name;
+        e.push_back(fmt::format("{}: the plan may use {}{}.", name, b(p.vram_capacity),
+                                req.vram_budget > 0 ? fmt::format(" (--vram-budget {})", b(req.vram_budget)) : std::string()));
+        e.push_back(fmt::format("Reserved first in VRAM: dense weights {}{}, KV cache and state {}, workspaces {} for "
+                                "batches of {} (activations {}, attention {}, FFN {}, logits {}{}).",
+                                b(p.vram_dense),
+                                w.embedding_is_output ? std::string()
+                                                      : fmt::format(" (the {} embedding table stays in RAM: a token reads one row)",
+                                                                    b(w.embedding_bytes)),
+                                b(p.vram_context), b(ws.total()), req.n_batch, b(ws.activations), b(ws.attention),
+                                b(ws.ffn), b(ws.logits),
+                                ws.expert_staging ? fmt::format(", expert copy buffers {}", b(ws.expert_staging))
+                                                  : std::string()));
+        e.push_back(fmt::format("Then the reserve: {} kept free for the driver, fragmentation and other programs.",
+                                b(p.vram_reserve)));
+        if (w.expert_count > 0 && p.vram_shortfall == 0) {
+            e.push_back(fmt::format("The expert cache takes the rest: {} slots of {} (one expert of one layer: gate, up "
+                                    "and down) = {}, holding {} of {} experts ({}).",
+                                    p.vram_expert_slots, b(p.expert_slot_bytes), b(p.vram_experts()), p.vram_expert_slots,
+                                    w.expert_count, percent(p.vram_expert_share())));
+        }
+    }
+    if (w.expert_count > 0 && p.fits) {
+        if (p.vram_expert_slots == w.expert_count) {
+            e.push_back("Every expert is resident in VRAM: no copies, no CPU expert work.");
+        } else {
+            e.push_back(fmt::format("Pinned RAM arena: {} experts ({}, {}){}.", p.ram_arena_experts,
+                                    b(p.ram_arena_bytes()), percent(p.ram_expert_share()),
+                                    p.disk_experts == 0
+                                        ? std::string("; none left on disk")
+                                        : fmt::format("; read from disk through the mapped file: {} experts ({}, {})",
+                                                      p.disk_experts, b(p.disk_expert_bytes),
+                                                      percent(p.disk_expert_share()))));
+            e.push_back(fmt::format("With uniform routing about {} of a token's {} of expert reads miss VRAM; skewed "
+                                    "routing and the cache policy do better.",
+                                    b(static_cast<uint64_t>((1.0 - p.vram_expert_share()) *
+                                                            static_cast<double>(w.expert_bytes_per_token))),
+                                    b(w.expert_bytes_per_token)));
+        }
+    }
+    if (p.fits) {
+        e.push_back(fmt::format("RAM: {} of {} for {}workspaces, {} reserve, {} arena; {} unused.", b(p.ram_fixed()),
+                                b(p.ram_capacity), p.has_gpu ? "the embedding table and " : "weights, KV cache and ",
+                                b(p.ram_reserve), b(p.ram_arena_bytes()), b(p.ram_unused)));
+    }
+}
+
+}  // namespace
+
+namespace {
+double share(uint64_t part, uint64_t whole) {
+    return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+}  // namespace
+
+double Plan::vram_expert_share() const { return share(vram_expert_slots, weights.expert_count); }
+double Plan::ram_expert_share() const { return share(ram_arena_experts, weights.expert_count); }
+double Plan::disk_expert_share() const { return share(disk_experts, weights.expert_count); }
+
+std::vector<MemorySegment> Plan::vram_segments() const {
+    if (!has_gpu) return {};
+    return {{"dense", "dense weights", vram_dense},
+            {"kv", "KV cache", vram_context},
+            {"workspace", "workspaces", vram_workspace.total()},
+            {"experts", "expert slots", vram_experts()},
+            {"reserve", "reserve", vram_reserve},
+            {"free", "unused", vram_unused}};
+}
+
+std::vector<MemorySegment> Plan::ram_segments() const {
+    return {{"dense", has_gpu ? "embedding table" : "dense weights", ram_dense},
+            {"kv", "KV cache", ram_context},
+            {"workspace", "workspaces", ram_workspace},
+            {"experts", "expert arena", ram_arena_bytes()},
+            {"reserve", "reserve", ram_reserve},
+            {"free", "unused", ram_unused}};
+}
+
+Plan make_plan(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& req) {
+    Plan p = place(inv, w, req);
+    if (p.vram_shortfall > 0) {
+        p.problems.push_back(fmt::format(
+            "VRAM: what is allocated before the expert cache needs {} (dense weights {} + KV cache {} + workspaces {}) "
+            "plus the {} reserve = {}, but the plan may use {}: {} short",
+            b(p.vram_fixed()), b(p.vram_dense), b(p.vram_context), b(p.vram_workspace.total()), b(p.vram_reserve),
+            b(p.vram_fixed() + p.vram_reserve), b(p.vram_capacity), b(p.vram_shortfall)));
+    }
+    if (p.ram_shortfall > 0) {
+        p.problems.push_back(fmt::format("RAM: {} ({}workspaces {}) plus the {} reserve = {}, but {} is available: {} short",
+                                         b(p.ram_fixed()),
+                                         p.has_gpu ? fmt::format("embedding table {}, ", b(p.ram_dense))
+                                                   : fmt::format("dense weights {}, KV cache {}, ", b(p.ram_dense),
+                                                                 b(p.ram_context)),
+                                         b(p.ram_workspace), b(p.ram_reserve), b(p.ram_fixed() + p.ram_reserve),
+                                         b(p.ram_capacity), b(p.ram_shortfall)));
+    }
+    if (!p.fits) p.suggestions = suggest(inv, w, p);
+    if (p.fits && p.disk_experts > 0) {
+        p.notes.push_back(fmt::format("{} experts ({}) do not fit in RAM and are read from disk when used: decode speed "
+                                      "then follows the SSD; {} more RAM keeps them all in memory",
+                                      p.disk_experts, b(p.disk_expert_bytes),
+                                      b(p.disk_experts * p.expert_slot_bytes)));
+    }
+    if (req.n_ctx > 0 && inv.config.n_ctx_train > 0 && static_cast<uint64_t>(req.n_ctx) > inv.config.n_ctx_train) {
+        p.notes.push_back(fmt::format("--ctx {} is longer than the {} tokens the model was trained on", req.n_ctx,
+                                      inv.config.n_ctx_train));
+    }
+    if (p.has_gpu && p.fits && req.vram_reserve < 256 * kMiB) {
+        p.notes.push_back(fmt::format("a VRAM reserve of {} leaves little room for the driver's own allocations",
+                                      b(req.vram_reserve)));
+    }
+    explain(inv.config, p);
+    return p;
+}
+
+}  // namespace strata

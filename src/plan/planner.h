@@ -1,0 +1,112 @@
+#pragma once
+// The memory planner: (device budget, host RAM, model, context, reserves) → where every byte goes,
+// and whether it fits, explained in words. It runs before anything is loaded and touches no GPU,
+// and loading follows the plan it returns (ARCHITECTURE.md decision 5):
+//   1. everything allocated after the expert cache is sized — dense weights, KV cache, recurrent
+//      state, workspaces, expert copy buffers — is reserved FIRST;
+//   2. the user's reserve (driver, fragmentation, other programs) is kept free;
+//   3. the expert cache takes the rest, in whole slots of one expert of one layer;
+//   4. experts without a VRAM slot live in a pinned RAM arena, and when RAM is short the rest stay
+//      in the mapped file (read from disk on use). The file stays mapped, so an expert evicted
+//      from a slot is always readable.
+// A plan that says FITS leaves room for every later allocation; one that does not names the
+// shortfall and what would fix it (each suggestion checked by planning again with it).
+//
+//   PlanRequest req;
+//   req.gpu = DeviceMemory{"RTX 4090", 24 * kGiB, 23 * kGiB};
+//   req.ram_bytes = 64 * kGiB;
+//   Plan plan = make_plan(inventory, weights, req);
+//   if (!plan.fits()) for (auto& s : plan.suggestions) puts(s.c_str());
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/allocations.h"
+#include "plan/model_bytes.h"
+
+namespace strata {
+
+constexpr uint64_t kMiB = uint64_t(1) << 20;
+constexpr uint64_t kGiB = uint64_t(1) << 30;
+
+// One GPU's memory as the device layer (or the --vram flag) reports it.
+struct DeviceMemory {
+    std::string name;
+    uint64_t total_bytes = 0;
+    uint64_t free_bytes = 0;  // what other programs leave; the plan uses at most this
+};
+
+struct PlanRequest {
+    std::optional<DeviceMemory> gpu;   // none (or 0 bytes): everything on the CPU
+    uint64_t vram_budget = 0;          // > 0: behave as a card of this size (--vram-budget)
+    uint64_t vram_reserve = 512 * kMiB;
+    uint64_t ram_bytes = 0;            // host RAM the engine may use (MemAvailable by default)
+    uint64_t ram_reserve = 1 * kGiB;   // left to the OS, the page cache of the file, other programs
+    int64_t n_ctx = 4096;
+    KvElementType kv_type = KvElementType::F16;
+    int64_t n_batch = 512;             // tokens per forward pass (prompt chunks, verify windows)
+};
+
+// A labelled part of a memory bar.
+struct MemorySegment {
+    std::string key;    // "dense", "kv", "workspace", "experts", "reserve", "free", ...
+    std::string label;  // "dense weights"
+    uint64_t bytes = 0;
+};
+
+struct Plan {
+    PlanRequest request;
+    std::string model_name;
+    std::string arch;
+    ModelWeights weights;
+    ContextMemory context;        // KV cache and recurrent state (in VRAM with a GPU, else in RAM)
+    bool fits = false;
+
+    // VRAM (all zero without a GPU).
+    bool has_gpu = false;
+    uint64_t vram_capacity = 0;   // min(free, budget): what the plan may use
+    uint64_t vram_dense = 0;      // weights.dense_vram_bytes()
+    uint64_t vram_context = 0;    // context.total()
+    Workspace vram_workspace;     // incl. expert copy buffers when experts are not all resident
+    uint64_t vram_reserve = 0;
+    uint64_t vram_fixed() const { return vram_dense + vram_context + vram_workspace.total(); }
+    uint64_t expert_slot_bytes = 0;
+    uint64_t vram_expert_slots = 0;
+    uint64_t vram_experts() const { return vram_expert_slots * expert_slot_bytes; }
+    uint64_t vram_unused = 0;     // left over (less than one slot, or no experts to hold)
+    uint64_t vram_shortfall = 0;  // > 0: how much more VRAM the fixed part + reserve need
+
+    // Host RAM.
+    uint64_t ram_capacity = 0;
+    uint64_t ram_dense = 0;       // CPU only: all dense weights; with a GPU: the embedding table
+    uint64_t ram_context = 0;     // CPU only: KV cache and recurrent state
+    uint64_t ram_workspace = 0;
+    uint64_t ram_reserve = 0;
+    uint64_t ram_fixed() const { return ram_dense + ram_context + ram_workspace; }
+    uint64_t ram_arena_experts = 0;  // experts in the pinned arena (slots of expert_slot_bytes)
+    uint64_t ram_arena_bytes() const { return ram_arena_experts * expert_slot_bytes; }
+    uint64_t ram_unused = 0;
+    uint64_t ram_shortfall = 0;
+
+    // Disk: experts read from the mapped file when used.
+    uint64_t disk_experts = 0;
+    uint64_t disk_expert_bytes = 0;
+
+    std::vector<std::string> problems;     // why it does not fit (empty when it fits)
+    std::vector<std::string> suggestions;  // what to change, each one checked to fit
+    std::vector<std::string> notes;        // warnings that do not stop it (experts on disk, ...)
+    std::vector<std::string> explanation;  // the plan in words, one sentence per line
+
+    // Share of all experts (by count; by bytes too when every layer's experts have one size).
+    double vram_expert_share() const;
+    double ram_expert_share() const;
+    double disk_expert_share() const;
+    std::vector<MemorySegment> vram_segments() const;
+    std::vector<MemorySegment> ram_segments() const;
+};
+
+Plan make_plan(const ModelInventory& inventory, const ModelWeights& weights, const PlanRequest& request);
+
+}  // namespace strata

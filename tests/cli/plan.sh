@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# End-to-end: `strata plan` on a test model — exit status (0 FITS, 2 DOES NOT FIT, 1 error), the
+# bars, --json, --svg, and clear errors for bad sizes. Usage: plan.sh <strata> <testdata-root>
+set -euo pipefail
+strata=$1
+model=$2/models/qwen3moe.gguf
+if [[ ! -f $model ]]; then
+  echo "SKIP: test data missing ($model)"
+  exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Fits: every expert resident, exit 0, bars drawn.
+out=$("$strata" plan -m "$model" --vram 64MiB --vram-reserve 8MiB --ram 2GiB --ctx 512) || fail "fitting plan exited $?"
+grep -q '^FITS$' <<<"$out" || fail "no FITS line: $out"
+grep -q '^VRAM  \[' <<<"$out" || fail "no VRAM bar: $out"
+grep -q '48 of 48 experts (100.0%)' <<<"$out" || fail "experts not all resident: $out"
+
+# Does not fit: exit 2, the shortfall and suggestions.
+set +e
+out=$("$strata" plan -m "$model" --vram 1MiB --ram 2GiB --ctx 512 2>&1); rc=$?
+set -e
+[[ $rc == 2 ]] || fail "refusal exited $rc, expected 2"
+grep -q 'DOES NOT FIT' <<<"$out" || fail "no refusal: $out"
+grep -q 'short' <<<"$out" || fail "no shortfall named: $out"
+grep -q -- '--vram 0' <<<"$out" || fail "no CPU suggestion: $out"
+
+# --json is valid JSON with the numbers; --svg writes a drawing.
+"$strata" plan -m "$model" --vram 64MiB --vram-reserve 8MiB --ram 2GiB --json --svg "$work/plan.svg" > "$work/plan.json" ||
+  fail "json plan exited $?"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["fits"] is True, j; assert j["vram"]["expert_slots"] == 48, j' \
+  "$work/plan.json" || fail "json"
+grep -q '</svg>' "$work/plan.svg" || fail "svg not written"
+
+# No --vram: a CPU-only plan.
+"$strata" plan -m "$model" --ram 2GiB | grep -q 'VRAM   none' || fail "cpu-only plan"
+
+# Bad sizes and types: exit 1, a message naming the flag and the input.
+for args in "--vram 24XB" "--ram=-1G" "--vram-reserve 1.G" "--kv-type q4_0"; do
+  set +e
+  err=$("$strata" plan -m "$model" $args 2>&1 >/dev/null); rc=$?
+  set -e
+  [[ $rc == 1 ]] || fail "$args exited $rc, expected 1"
+  grep -q 'expected' <<<"$err" || fail "$args: unclear error: $err"
+done
+err=$("$strata" plan -m "$model" --vram 24XB 2>&1 >/dev/null || true)
+grep -q -- '--vram: size: expected .* got "24XB"' <<<"$err" || fail "--vram error: $err"
+echo "plan.sh: all passed"

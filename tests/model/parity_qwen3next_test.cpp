@@ -1,0 +1,78 @@
+// Logits of the hybrid DeltaNet models (qwen3next, qwen35moe) against HF transformers' float32
+// logits, for the whole prompt as one batch and token by token: the second run only passes if
+// the conv and delta-rule state carry across calls. Same bounds as parity_test.cpp.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/file.h"
+#include "model/model.h"
+#include "model/parity.h"
+#include "support/testdata.h"
+
+namespace strata {
+namespace {
+
+class HybridParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HybridParity, MatchesTransformersLogits) {
+    const std::string name = GetParam();
+    const std::string model_path = test::testdata_path("models/" + name + ".gguf");
+    const std::string ref_path = test::testdata_path("models/" + name + ".ref.gguf");
+    STRATA_SKIP_IF_MISSING(model_path);
+    STRATA_SKIP_IF_MISSING(ref_path);
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    for (int64_t chunk : {0, 1, 5}) {
+        auto report = run_parity(model_path, ref_path, chunk, pool);
+        ASSERT_TRUE(report) << report.status().message();
+        SCOPED_TRACE(chunk == 0 ? "one batch" : "chunks of " + std::to_string(chunk));
+        EXPECT_LT(report->nmse, 1e-5) << name;
+        EXPECT_GE(report->top1_agree, report->n_tokens - 1) << name;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, HybridParity, ::testing::Values("qwen3next", "qwen35moe"));
+
+// Two sequences interleaved on one model, each with its own KV cache and recurrent state, give
+// the logits each gives alone: no state hides in the model.
+TEST(HybridState, InterleavedSequencesKeepTheirOwnState) {
+    const std::string path = test::testdata_path("models/qwen3next.gguf");
+    STRATA_SKIP_IF_MISSING(path);
+    auto file = GgufFile::open(path);
+    ASSERT_TRUE(file);
+    auto model = Model::load(*file);
+    ASSERT_TRUE(model) << model.status().message();
+    const int64_t n = 6, vocab = (*model)->config().n_vocab;
+    const std::vector<int32_t> a = {11, 200, 37, 4000, 5, 999}, b = {3000, 7, 7, 81, 1024, 12};
+    std::vector<int32_t> pos(n);
+    std::iota(pos.begin(), pos.end(), 0);
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    CpuContext ctx(pool);
+
+    // Alone, as one batch each.
+    std::vector<float> want_a(static_cast<size_t>(n * vocab)), want_b(want_a.size());
+    for (auto [tokens, out] : {std::pair{&a, &want_a}, std::pair{&b, &want_b}}) {
+        KvCache kv = (*model)->make_kv_cache(n);
+        RecurrentState rs = (*model)->make_recurrent_state();
+        (*model)->forward_with_state(Batch{tokens->data(), pos.data(), n, 0}, kv, rs, out->data(), LogitsFor::All, ctx);
+    }
+    // Interleaved, one token at a time.
+    KvCache kv_a = (*model)->make_kv_cache(n), kv_b = (*model)->make_kv_cache(n);
+    RecurrentState rs_a = (*model)->make_recurrent_state(), rs_b = (*model)->make_recurrent_state();
+    std::vector<float> got(static_cast<size_t>(vocab));
+    for (int64_t t = 0; t < n; ++t) {
+        for (auto [tokens, kv, rs, want] : {std::tuple{&a, &kv_a, &rs_a, &want_a}, std::tuple{&b, &kv_b, &rs_b, &want_b}}) {
+            (*model)->forward_with_state(Batch{tokens->data() + t, pos.data() + t, 1, t}, *kv, *rs, got.data(),
+                                         LogitsFor::All, ctx);
+            for (int64_t i = 0; i < vocab; ++i) ASSERT_NEAR(got[i], (*want)[t * vocab + i], 1e-3f) << "token " << t;
+        }
+    }
+    EXPECT_EQ(rs_a.n_past(), n);
+}
+
+}  // namespace
+}  // namespace strata
