@@ -3,6 +3,8 @@
 # are already installed are left alone, and apt is not touched at all when nothing is missing.
 # GPU toolchains are optional: CUDA builds when nvcc is found (/usr/local/cuda), HIP when
 # clang-19 and the ROCm packages are installed (see docs/AMD_BUILD.md; not installed here by default).
+# STRATA_SETUP_TRAINING=1 adds what tools/builtin_model/ needs to remake the built-in model's
+# data (the King James Bible text); the normal build never needs it.
 set -euo pipefail
 
 packages=(
@@ -12,7 +14,11 @@ packages=(
   libpcre2-dev libicu-dev                         # Unicode-aware regex for the tokenizers
   libcpp-httplib-dev                              # HTTP server
   clang libclang-rt-14-dev                        # libFuzzer targets
+  curl python3                                    # end-to-end test scripts (HTTP client, JSON checks)
 )
+if [[ "${STRATA_SETUP_TRAINING:-0}" == "1" ]]; then
+  packages+=(bible-kjv bible-kjv-text python3)
+fi
 if [[ "${STRATA_SETUP_HIP:-0}" == "1" ]]; then
   packages+=(clang-19 lld-19 clang-tools-19 libamdhip64-dev rocm-device-libs)
 fi

@@ -1,0 +1,178 @@
+// `strata serve -m MODEL.gguf [--host H] [--port P] [--api-key KEY | --api-key-file F] [--slots N]
+// [--ctx-size N] [--cors ORIGIN] [--max-queue N] [--timeout S] [-t threads]`: the OpenAI-compatible
+// server (server/). It listens at once, so /health can say "loading" while the model loads;
+// SIGINT/SIGTERM stop new requests, let the ones in flight finish, and exit.
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <cctype>
+#include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "cli/command.h"
+#include "core/file.h"
+#include "runtime/loaded_model.h"
+#include "server/http_server.h"
+#include "server/scheduler.h"
+
+namespace strata::cli {
+namespace {
+
+struct ServeOptions {
+    std::string model, chat_template_file, alias;
+    std::string host = "127.0.0.1";
+    int port = 8080;
+    std::string api_key, api_key_file, cors;
+    int slots = 1;
+    int64_t n_ctx = 4096;
+    int64_t n_batch = 512;
+    size_t max_queue = 64;
+    int timeout_seconds = 600;
+    int drain_seconds = 60;
+    size_t max_body_mb = 8;
+    int threads = 0;
+    SamplingParams sampling;
+};
+
+bool is_loopback(const std::string& host) {
+    return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+std::string trim(std::string s) {
+    const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+    s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+    s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+    return s;
+}
+
+int run_serve(const ServeOptions& o) {
+    server::ServerOptions so;
+    so.host = o.host;
+    so.port = o.port;
+    so.cors_origin = o.cors;
+    so.max_body_bytes = o.max_body_mb << 20;
+    so.timeout = std::chrono::seconds(o.timeout_seconds);
+    so.model_id = o.alias.empty() ? std::filesystem::path(o.model).stem().string() : o.alias;
+    so.default_sampling = o.sampling;
+    so.http_threads = o.slots + static_cast<int>(o.max_queue) + 16;
+    if (Status s = so.default_sampling.validate(); !s) return report_failure("serve", s.message());
+    so.api_key = o.api_key;
+    if (!o.api_key_file.empty()) {
+        auto key = read_file_to_string(o.api_key_file);
+        if (!key) return report_failure("serve", key.status().message());
+        so.api_key = trim(*key);
+        if (so.api_key.empty()) return report_failure("serve", fmt::format("--api-key-file {}: the file is empty (write the key in it)", o.api_key_file));
+    }
+    if (!is_loopback(o.host) && so.api_key.empty()) {
+        fmt::print(stderr, "strata serve: warning: listening on {} without --api-key: anyone who can reach this address can use the server\n", o.host);
+    }
+    std::string template_text;
+    if (!o.chat_template_file.empty()) {
+        auto t = read_file_to_string(o.chat_template_file);
+        if (!t) return report_failure("serve", t.status().message());
+        template_text = *t;
+    }
+
+    // Signals are taken by one thread with sigwait; every thread started from here inherits the
+    // blocked mask, so no handler ever runs inside the engine or an HTTP worker.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+    server::ServerContext ctx(so);
+    server::HttpServer http(ctx);
+    if (Status s = http.bind(); !s) return report_failure("serve", s.message());
+    fmt::print(stderr, "strata serve: listening on http://{}:{} (model {} loading)\n", o.host, http.port(), so.model_id);
+    std::thread http_thread([&] { http.run(); });
+
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool stop_requested = false;
+    std::thread signal_thread([&] {
+        int sig = 0;
+        sigwait(&signals, &sig);
+        if (ctx.state() == server::ModelState::Loading) std::_Exit(128 + sig);  // nothing to drain yet
+        {
+            std::lock_guard lock(mutex);
+            stop_requested = true;
+        }
+        cv.notify_all();
+        sigwait(&signals, &sig);  // a second signal: stop waiting for the drain
+        fmt::print(stderr, "strata serve: second signal, exiting without waiting\n");
+        std::_Exit(128 + sig);
+    });
+    signal_thread.detach();
+
+    std::unique_ptr<LoadedModel> model;
+    std::unique_ptr<ThreadPool> pool;
+    std::unique_ptr<server::Scheduler> scheduler;
+    auto loaded = LoadedModel::load(o.model, template_text);
+    if (!loaded) {
+        ctx.fail(loaded.status().message());
+        fmt::print(stderr, "strata serve: the model failed to load: {}\n(/health reports the error; stop with Ctrl-C)\n",
+                   loaded.status().message());
+    } else {
+        model = std::move(*loaded);
+        pool = std::make_unique<ThreadPool>(ThreadPool::Options{.threads = o.threads});
+        scheduler = std::make_unique<server::Scheduler>(
+            *model->model, *model->tokenizer, *pool,
+            server::SchedulerOptions{.n_slots = o.slots, .n_ctx = o.n_ctx, .n_batch = o.n_batch, .max_queue = o.max_queue},
+            &ctx.metrics);
+        ctx.ready(*model, *scheduler);
+        fmt::print(stderr, "strata serve: ready in {:.2f} s: {} slots of {} tokens, {} threads{}\n", model->load_seconds, o.slots,
+                   o.n_ctx, pool->size(), model->chat_template ? "" : " (no chat template: /v1/chat/completions needs --chat-template)");
+    }
+
+    {
+        std::unique_lock lock(mutex);
+        cv.wait(lock, [&] { return stop_requested; });
+    }
+    fmt::print(stderr, "strata serve: stopping: finishing the requests in progress (up to {} s)\n", o.drain_seconds);
+    ctx.begin_drain();
+    if (scheduler) {
+        scheduler->begin_drain();
+        if (!scheduler->wait_idle(std::chrono::seconds(o.drain_seconds))) {
+            fmt::print(stderr, "strata serve: requests still running after {} s are cancelled\n", o.drain_seconds);
+        }
+    }
+    http.stop();
+    http_thread.join();
+    scheduler.reset();  // cancels whatever is left, before the model it runs on goes away
+    fmt::print(stderr, "strata serve: stopped\n");
+    return 0;
+}
+
+CommandRegistration registration("serve", "OpenAI-compatible HTTP server with a chat page", [](CLI::App& app) {
+    auto o = std::make_shared<ServeOptions>();
+    app.add_option("-m,--model", o->model, "GGUF model file")->required();
+    app.add_option("--alias", o->alias, "Model name clients use (default: the file name without .gguf)");
+    app.add_option("--chat-template", o->chat_template_file, "Jinja file to use instead of the model's template");
+    app.add_option("--host", o->host, "Address to listen on")->capture_default_str();
+    app.add_option("--port", o->port, "Port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
+    auto* key = app.add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY' (prefer --api-key-file: argv is visible to other users)");
+    app.add_option("--api-key-file", o->api_key_file, "Read the API key from a file")->excludes(key);
+    app.add_option("--slots", o->slots, "Requests served at once, each with its own KV cache")->capture_default_str()->check(CLI::Range(1, 256));
+    app.add_option("-c,--ctx-size", o->n_ctx, "Context size per slot in tokens")->capture_default_str()->check(CLI::Range(16, 1 << 24));
+    app.add_option("-b,--batch-size", o->n_batch, "Prompt tokens per step")->capture_default_str()->check(CLI::Range(1, 1 << 16));
+    app.add_option("--cors", o->cors, "Allow browsers on this origin (e.g. http://localhost:3000, or *) to call the API");
+    app.add_option("--max-queue", o->max_queue, "Requests waiting for a slot before new ones get 503")->capture_default_str()->check(CLI::Range(0, 4096));
+    app.add_option("--timeout", o->timeout_seconds, "Seconds a request may take, queue time included")->capture_default_str()->check(CLI::Range(1, 86400));
+    app.add_option("--drain-timeout", o->drain_seconds, "Seconds to let requests finish on SIGINT/SIGTERM")->capture_default_str()->check(CLI::Range(0, 3600));
+    app.add_option("--max-body", o->max_body_mb, "Largest request body in MiB")->capture_default_str()->check(CLI::Range(1, 1024));
+    app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
+    app.add_option("--temp", o->sampling.temperature, "Default temperature (requests may set their own)")->capture_default_str();
+    app.add_option("--top-k", o->sampling.top_k, "Default top-k")->capture_default_str();
+    app.add_option("--top-p", o->sampling.top_p, "Default top-p")->capture_default_str();
+    app.add_option("--min-p", o->sampling.min_p, "Default min-p")->capture_default_str();
+    return [o] { return run_serve(*o); };
+});
+
+}  // namespace
+}  // namespace strata::cli

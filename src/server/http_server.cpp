@@ -1,0 +1,189 @@
+#include "server/http_server.h"
+
+#include <httplib.h>
+
+#include <fmt/format.h>
+
+#include "server/completion_routes.h"
+#include "server/web_page.h"
+
+namespace strata::server {
+
+bool constant_time_equals(std::string_view given, std::string_view secret) {
+    // Every byte of the secret is compared whatever the input; the length difference is folded
+    // into the result instead of returning early.
+    unsigned char diff = given.size() == secret.size() ? 0 : 1;
+    for (size_t i = 0; i < secret.size(); ++i) {
+        const char g = given.empty() ? '\0' : given[i % given.size()];
+        diff |= static_cast<unsigned char>(g ^ secret[i]);
+    }
+    return diff == 0 && !secret.empty();
+}
+
+namespace {
+
+// Metric labels are routes we serve; anything else is counted as "other", so a scan of random
+// paths cannot grow the metrics without bound.
+std::string route_label(const std::string& path) {
+    for (const char* known : {"/", "/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/completions"}) {
+        if (path == known) return known;
+    }
+    return "other";
+}
+
+bool public_route(const httplib::Request& req) {
+    // The page is static text with no data; the API calls it makes carry the key the user enters.
+    return req.path == "/health" || (req.path == "/" && req.method == "GET");
+}
+
+}  // namespace
+
+HttpServer::HttpServer(ServerContext& ctx) : ctx_(ctx), server_(std::make_unique<httplib::Server>()) {
+    const ServerOptions& o = ctx_.options;
+    // A streaming request holds its thread for its whole generation, so the pool must cover every
+    // slot and queue place (or the 503 "queue full" answer could never be given), plus keep-alive
+    // connections and the cheap routes.
+    const int threads = o.http_threads > 0 ? o.http_threads : 64;
+    server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    server_->set_payload_max_length(o.max_body_bytes);
+    server_->set_read_timeout(30, 0);
+    server_->set_write_timeout(30, 0);
+    server_->set_keep_alive_timeout(5);
+    install_routes();
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+Status HttpServer::bind() {
+    const ServerOptions& o = ctx_.options;
+    if (o.port == 0) {
+        port_ = server_->bind_to_any_port(o.host);
+    } else {
+        port_ = server_->bind_to_port(o.host, o.port) ? o.port : -1;
+    }
+    if (port_ <= 0) {
+        return Status::error("cannot listen on {}:{}: the port is in use or the address is not this machine's (choose another --port or --host)",
+                             o.host, o.port);
+    }
+    return Status::ok();
+}
+
+void HttpServer::run() { server_->listen_after_bind(); }
+
+void HttpServer::stop() {
+    if (server_->is_running()) server_->stop();
+}
+
+void HttpServer::install_routes() {
+    httplib::Server& s = *server_;
+    ServerContext& ctx = ctx_;
+
+    s.set_pre_routing_handler([&ctx](const httplib::Request& req, httplib::Response& res) {
+        const ServerOptions& o = ctx.options;
+        if (!o.cors_origin.empty()) {
+            res.set_header("Access-Control-Allow-Origin", o.cors_origin);
+            res.set_header("Vary", "Origin");
+            if (req.method == "OPTIONS") {  // preflight: answered here, before authentication
+                res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+                res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+                res.set_header("Access-Control-Max-Age", "600");
+                res.status = 204;
+                return httplib::Server::HandlerResponse::Handled;
+            }
+        }
+        if (!o.api_key.empty() && !public_route(req)) {
+            const std::string auth = req.get_header_value("Authorization");
+            const std::string_view prefix = "Bearer ";
+            const bool ok = auth.size() > prefix.size() && auth.compare(0, prefix.size(), prefix) == 0 &&
+                            constant_time_equals(std::string_view(auth).substr(prefix.size()), o.api_key);
+            if (!ok) {
+                reply_error(res, ApiError{401, "invalid or missing API key: send the header 'Authorization: Bearer <key>'",
+                                          "authentication_error", "invalid_api_key", ""});
+                res.set_header("WWW-Authenticate", "Bearer");
+                return httplib::Server::HandlerResponse::Handled;
+            }
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
+    });
+
+    s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return;  // a route's own error body
+        ApiError e{res.status, "", "invalid_request_error", "", ""};
+        if (res.status == 404) {
+            e.message = fmt::format("no route {} {}: this server serves /v1/chat/completions, /v1/completions, /v1/models, /health, /metrics", req.method, req.path);
+            e.code = "not_found";
+        } else if (res.status == 413) {
+            e.message = "the request body is larger than this server accepts (see --max-body)";
+            e.code = "payload_too_large";
+        } else {
+            e.message = fmt::format("HTTP {}", res.status);
+        }
+        res.set_content(e.to_json().dump(), "application/json");
+    });
+
+    s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown error";
+        try {
+            std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        reply_error(res, ApiError{500, "internal error: " + what, "server_error", "internal_error", ""});
+    });
+
+    s.set_logger([&ctx](const httplib::Request& req, const httplib::Response& res) {
+        ctx.metrics.count_request(route_label(req.path), res.status);
+    });
+
+    s.Get("/health", [&ctx](const httplib::Request&, httplib::Response& res) {
+        nlohmann::json body;
+        switch (ctx.state()) {
+            case ModelState::Loading:
+                res.status = 503;
+                body = {{"status", "loading"}};
+                break;
+            case ModelState::Failed:
+                res.status = 503;
+                body = {{"status", "error"}, {"error", ctx.error()}};
+                break;
+            case ModelState::Ready: {
+                const SchedulerStats st = ctx.scheduler().stats();
+                res.status = ctx.draining() ? 503 : 200;
+                body = {{"status", ctx.draining() ? "draining" : "ready"},
+                        {"slots_idle", st.slots - st.active},
+                        {"slots_busy", st.active},
+                        {"queued", st.queued}};
+                break;
+            }
+        }
+        res.set_content(body.dump(), "application/json");
+    });
+
+    s.Get("/metrics", [&ctx](const httplib::Request&, httplib::Response& res) {
+        const SchedulerStats st = ctx.state() == ModelState::Ready ? ctx.scheduler().stats() : SchedulerStats{};
+        res.set_content(ctx.metrics.render(st), "text/plain; version=0.0.4");
+    });
+
+    auto models = [&ctx](const httplib::Request&, httplib::Response& res) {
+        const int64_t n_ctx = ctx.state() == ModelState::Ready ? ctx.scheduler().options().n_ctx : 0;
+        res.set_content(models_list(ctx.options.model_id, ctx.created(), n_ctx).dump(), "application/json");
+    };
+    s.Get("/v1/models", models);
+    s.Get("/models", models);
+
+    s.Post("/v1/chat/completions", [&ctx](const httplib::Request& req, httplib::Response& res) {
+        handle_generation(ctx, Endpoint::Chat, req, res);
+    });
+    s.Post("/v1/completions", [&ctx](const httplib::Request& req, httplib::Response& res) {
+        handle_generation(ctx, Endpoint::Completion, req, res);
+    });
+
+    s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+        res.set_header("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'");
+        res.set_header("X-Content-Type-Options", "nosniff");
+        res.set_content(std::string(web_page_html()), "text/html; charset=utf-8");
+    });
+}
+
+}  // namespace strata::server

@@ -1,0 +1,75 @@
+#include "server/metrics.h"
+
+#include <fmt/format.h>
+
+namespace strata::server {
+
+void Metrics::count_request(const std::string& route, int status) {
+    std::lock_guard lock(mutex_);
+    ++requests_[{route, status}];
+}
+
+void Metrics::record_task(const TaskRecord& r) {
+    std::lock_guard lock(mutex_);
+    ++outcomes_[r.outcome];
+    prompt_tokens_ += static_cast<uint64_t>(r.prompt_tokens);
+    cached_tokens_ += static_cast<uint64_t>(r.cached_tokens);
+    generated_tokens_ += static_cast<uint64_t>(r.generated_tokens);
+    prompt_seconds_ += r.prompt_seconds;
+    generation_seconds_ += r.generation_seconds;
+    queue_seconds_ += r.queue_seconds;
+}
+
+namespace {
+void metric(std::string& out, const char* name, const char* type, const char* help) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+}  // namespace
+
+std::string Metrics::render(const SchedulerStats& s) const {
+    std::lock_guard lock(mutex_);
+    std::string out;
+    metric(out, "strata_http_requests_total", "counter", "HTTP requests answered, by route and status.");
+    for (const auto& [key, n] : requests_) {
+        out += fmt::format("strata_http_requests_total{{route=\"{}\",status=\"{}\"}} {}\n", key.first, key.second, n);
+    }
+    metric(out, "strata_requests_finished_total", "counter", "Generation requests finished, by outcome.");
+    for (const auto& [outcome, n] : outcomes_) {
+        out += fmt::format("strata_requests_finished_total{{outcome=\"{}\"}} {}\n", outcome, n);
+    }
+    metric(out, "strata_requests_rejected_total", "counter", "Requests refused with 503 because the queue was full.");
+    out += fmt::format("strata_requests_rejected_total {}\n", rejected_.load(std::memory_order_relaxed));
+    metric(out, "strata_prompt_tokens_total", "counter", "Prompt tokens of finished requests (cached ones included).");
+    out += fmt::format("strata_prompt_tokens_total {}\n", prompt_tokens_);
+    metric(out, "strata_prompt_tokens_cached_total", "counter", "Prompt tokens whose KV was reused from an earlier request.");
+    out += fmt::format("strata_prompt_tokens_cached_total {}\n", cached_tokens_);
+    metric(out, "strata_generated_tokens_total", "counter", "Tokens generated.");
+    out += fmt::format("strata_generated_tokens_total {}\n", generated_tokens_);
+    metric(out, "strata_prompt_seconds_total", "counter", "Time spent processing prompts.");
+    out += fmt::format("strata_prompt_seconds_total {:.6f}\n", prompt_seconds_);
+    metric(out, "strata_generation_seconds_total", "counter", "Time spent generating (wall time of each request's decoding).");
+    out += fmt::format("strata_generation_seconds_total {:.6f}\n", generation_seconds_);
+    metric(out, "strata_queue_seconds_total", "counter", "Time requests waited in the queue.");
+    out += fmt::format("strata_queue_seconds_total {:.6f}\n", queue_seconds_);
+    const double computed = static_cast<double>(prompt_tokens_ - cached_tokens_);
+    metric(out, "strata_prompt_tokens_per_second", "gauge", "Average prompt processing speed (computed tokens only).");
+    out += fmt::format("strata_prompt_tokens_per_second {:.3f}\n", prompt_seconds_ > 0 ? computed / prompt_seconds_ : 0.0);
+    metric(out, "strata_generation_tokens_per_second", "gauge", "Average generation speed per request.");
+    out += fmt::format("strata_generation_tokens_per_second {:.3f}\n",
+                       generation_seconds_ > 0 ? static_cast<double>(generated_tokens_) / generation_seconds_ : 0.0);
+    metric(out, "strata_queue_depth", "gauge", "Requests waiting for a slot.");
+    out += fmt::format("strata_queue_depth {}\n", s.queued);
+    metric(out, "strata_slots_busy", "gauge", "Slots serving a request.");
+    out += fmt::format("strata_slots_busy {}\n", s.active);
+    metric(out, "strata_slots_total", "gauge", "Slots (requests served at once).");
+    out += fmt::format("strata_slots_total {}\n", s.slots);
+    metric(out, "strata_kv_cache_used_tokens", "gauge", "KV cache positions holding tokens, all slots together.");
+    out += fmt::format("strata_kv_cache_used_tokens {}\n", s.kv_used_tokens);
+    metric(out, "strata_kv_cache_capacity_tokens", "gauge", "KV cache positions, all slots together.");
+    out += fmt::format("strata_kv_cache_capacity_tokens {}\n", s.kv_capacity_tokens);
+    metric(out, "strata_kv_cache_bytes", "gauge", "Memory of the KV caches.");
+    out += fmt::format("strata_kv_cache_bytes {}\n", s.kv_bytes);
+    return out;
+}
+
+}  // namespace strata::server

@@ -1,0 +1,296 @@
+#include "server/scheduler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "server/text_stream.h"
+
+namespace strata::server {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// How often the idle engine wakes to expire queued tasks whose deadline passed or whose client left.
+constexpr auto kQueueSweepInterval = std::chrono::milliseconds(50);
+}  // namespace
+
+std::string_view task_outcome_name(TaskOutcome o) {
+    switch (o) {
+        case TaskOutcome::Stop: return "stop";
+        case TaskOutcome::Length: return "length";
+        case TaskOutcome::Cancelled: return "cancelled";
+        case TaskOutcome::TimedOut: return "timeout";
+        case TaskOutcome::Failed: return "error";
+    }
+    return "error";
+}
+
+// ---- TaskHandle ------------------------------------------------------------------------------
+
+std::optional<TaskEvent> TaskHandle::next(std::chrono::milliseconds wait) {
+    std::unique_lock lock(mutex_);
+    if (!cv_.wait_for(lock, wait, [&] { return !events_.empty(); })) return std::nullopt;
+    TaskEvent ev = std::move(events_.front());
+    events_.pop_front();
+    return ev;
+}
+
+void TaskHandle::push(TaskEvent ev) {
+    {
+        std::lock_guard lock(mutex_);
+        if (done_) return;
+        done_ = ev.kind == TaskEvent::Kind::Done;
+        events_.push_back(std::move(ev));
+    }
+    cv_.notify_all();
+}
+
+// ---- slots -----------------------------------------------------------------------------------
+
+struct Scheduler::Slot {
+    Slot(Model& model, const SessionOptions& o, ThreadPool& pool) : session(model, o, pool) {}
+
+    Session session;
+    std::shared_ptr<TaskHandle> task;  // null: free. Only the engine thread changes it.
+    std::optional<Sampler> sampler;
+    std::optional<StopStringStreamer> streamer;
+    size_t prompt_done = 0;            // prompt tokens already in the session
+    TaskResult result;
+    Clock::time_point started, decode_started;
+    uint64_t last_used = 0;            // for picking the least recently used slot on a tie
+    std::atomic<int64_t> kv_used{0};   // session.n_past(), readable by stats()
+};
+
+Scheduler::Scheduler(Model& model, const Tokenizer& tokenizer, ThreadPool& pool, SchedulerOptions options, Metrics* metrics)
+    : model_(model), tokenizer_(tokenizer), pool_(pool), options_(options), metrics_(metrics) {
+    STRATA_CHECK(options_.n_slots >= 1, "a scheduler needs at least one slot");
+    for (int i = 0; i < options_.n_slots; ++i) {
+        slots_.push_back(std::make_unique<Slot>(model_, SessionOptions{.n_ctx = options_.n_ctx, .n_batch = options_.n_batch}, pool_));
+    }
+    engine_ = std::thread([this] { engine_loop(); });
+}
+
+Scheduler::~Scheduler() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        draining_ = true;
+        for (auto& task : queue_) finish_unstarted(*task, TaskOutcome::Cancelled, "the server is shutting down");
+        queue_.clear();
+        for (auto& slot : slots_) {
+            if (slot->task) slot->task->cancel();
+        }
+    }
+    work_cv_.notify_all();
+    engine_.join();
+}
+
+std::shared_ptr<TaskHandle> Scheduler::submit(TaskSpec spec) {
+    STRATA_CHECK(!spec.prompt.empty(), "a task needs a prompt");
+    auto task = std::make_shared<TaskHandle>();
+    task->spec_ = std::move(spec);
+    task->submitted_ = Clock::now();
+    {
+        std::lock_guard lock(mutex_);
+        if (draining_) return nullptr;
+        // Tasks that a free slot will take at once do not count against the queue bound.
+        const size_t free_slots = static_cast<size_t>(options_.n_slots - active_);
+        if (queue_.size() >= options_.max_queue + free_slots) return nullptr;
+        queue_.push_back(task);
+    }
+    work_cv_.notify_one();
+    return task;
+}
+
+void Scheduler::begin_drain() {
+    std::lock_guard lock(mutex_);
+    draining_ = true;
+}
+
+bool Scheduler::wait_idle(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return idle_cv_.wait_for(lock, timeout, [&] { return active_ == 0 && queue_.empty(); });
+}
+
+SchedulerStats Scheduler::stats() const {
+    SchedulerStats s;
+    std::lock_guard lock(mutex_);
+    s.queued = static_cast<int64_t>(queue_.size());
+    s.active = active_;
+    s.slots = options_.n_slots;
+    for (const auto& slot : slots_) s.kv_used_tokens += slot->kv_used.load(std::memory_order_relaxed);
+    s.kv_capacity_tokens = options_.n_ctx * options_.n_slots;
+    const ModelConfig& c = model_.config();
+    s.kv_bytes = uint64_t{c.n_layer} * uint64_t(options_.n_ctx) * (c.kv_dim_k() + c.kv_dim_v()) * sizeof(float) *
+                 uint64_t(options_.n_slots);
+    return s;
+}
+
+// ---- the engine thread -----------------------------------------------------------------------
+
+void Scheduler::engine_loop() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+        sweep_queue_locked();
+        admit_locked(lock);
+        if (active_ == 0) {
+            if (stopping_) break;
+            if (queue_.empty()) idle_cv_.notify_all();
+            work_cv_.wait_for(lock, kQueueSweepInterval);
+            continue;
+        }
+        lock.unlock();
+        // Round robin: every busy slot advances one step, so requests progress side by side.
+        for (auto& slot : slots_) {
+            if (slot->task) step(*slot);
+        }
+        lock.lock();
+    }
+}
+
+void Scheduler::sweep_queue_locked() {
+    const auto now = Clock::now();
+    for (auto it = queue_.begin(); it != queue_.end();) {
+        TaskHandle& t = **it;
+        if (t.cancelled()) {
+            finish_unstarted(t, TaskOutcome::Cancelled, "cancelled while queued");
+        } else if (now > t.spec_.deadline) {
+            finish_unstarted(t, TaskOutcome::TimedOut,
+                             fmt::format("timed out after {:.1f} s waiting in the queue for a free slot", seconds_between(t.submitted_, now)));
+        } else {
+            ++it;
+            continue;
+        }
+        it = queue_.erase(it);
+    }
+}
+
+void Scheduler::admit_locked(std::unique_lock<std::mutex>& lock) {
+    while (!queue_.empty()) {
+        const std::vector<int32_t>& prompt = queue_.front()->spec_.prompt;
+        // The free slot sharing the longest prefix with the prompt; on a tie the least recently
+        // used, so slots holding other conversations are overwritten last.
+        Slot* best = nullptr;
+        size_t best_common = 0;
+        for (auto& slot : slots_) {
+            if (slot->task) continue;
+            const auto& have = slot->session.tokens();
+            const size_t n = std::min(have.size(), prompt.size());
+            const size_t common = static_cast<size_t>(std::mismatch(have.begin(), have.begin() + static_cast<long>(n), prompt.begin()).first - have.begin());
+            if (!best || common > best_common || (common == best_common && slot->last_used < best->last_used)) {
+                best = slot.get();
+                best_common = common;
+            }
+        }
+        if (!best) return;
+        Slot& slot = *best;
+        slot.task = std::move(queue_.front());
+        queue_.pop_front();
+        ++active_;
+        const TaskSpec& spec = slot.task->spec_;
+        // At least the last prompt token is computed again: its logits start the generation.
+        const size_t reuse = std::min(best_common, prompt.size() - 1);
+        slot.session.truncate(static_cast<int64_t>(reuse));
+        slot.prompt_done = reuse;
+        slot.started = Clock::now();
+        slot.result = TaskResult{};
+        slot.result.prompt_tokens = static_cast<int64_t>(spec.prompt.size());
+        slot.result.cached_tokens = static_cast<int64_t>(reuse);
+        slot.result.queue_seconds = seconds_between(slot.task->submitted_, slot.started);
+        slot.sampler.emplace(spec.sampling);
+        slot.streamer.emplace(spec.stop);
+    }
+}
+
+void Scheduler::step(Slot& slot) {
+    TaskHandle& task = *slot.task;
+    const TaskSpec& spec = task.spec_;
+    if (task.cancelled()) return finish(slot, TaskOutcome::Cancelled, "cancelled");
+    const auto now = Clock::now();
+    if (now > spec.deadline) {
+        return finish(slot, TaskOutcome::TimedOut,
+                      fmt::format("timed out after {:.1f} s (the server's --timeout); {} tokens were generated",
+                                  seconds_between(task.submitted_, now), slot.result.generated_tokens));
+    }
+    Session& session = slot.session;
+    try {
+        if (slot.prompt_done < spec.prompt.size()) {
+            const size_t n = std::min(spec.prompt.size() - slot.prompt_done, static_cast<size_t>(std::max<int64_t>(1, options_.n_batch)));
+            Status s = session.append(std::span(spec.prompt).subspan(slot.prompt_done, n));
+            slot.kv_used.store(session.n_past(), std::memory_order_relaxed);
+            if (!s) return finish(slot, TaskOutcome::Failed, s.message());
+            slot.prompt_done += n;
+            if (slot.prompt_done == spec.prompt.size()) {
+                slot.decode_started = Clock::now();
+                slot.result.prompt_seconds = seconds_between(slot.started, slot.decode_started);
+                for (int32_t t : spec.prompt) slot.sampler->accept(t);  // the penalties see the prompt
+            }
+            return;
+        }
+        const int32_t next = options_.forced_next_token ? options_.forced_next_token(spec.prompt, slot.result.generated_tokens)
+                                                        : slot.sampler->sample(session.logits(), session.n_vocab());
+        slot.sampler->accept(next);
+        ++slot.result.generated_tokens;
+        if (!spec.ignore_eos && (next == tokenizer_.eos_id() || next == tokenizer_.eot_id())) return finish(slot, TaskOutcome::Stop);
+        std::string ready = slot.streamer->push(tokenizer_.token_to_piece(next, spec.render_special));
+        if (!ready.empty()) task.push(TaskEvent{TaskEvent::Kind::Text, std::move(ready), {}});
+        if (slot.streamer->stopped()) return finish(slot, TaskOutcome::Stop);
+        // The last token is not run through the model: nothing would use its logits.
+        if (slot.result.generated_tokens >= spec.max_tokens || session.n_past() >= session.n_ctx()) {
+            return finish(slot, TaskOutcome::Length);
+        }
+        const int32_t one[1] = {next};
+        Status s = session.append(one);
+        slot.kv_used.store(session.n_past(), std::memory_order_relaxed);
+        if (!s) return finish(slot, TaskOutcome::Failed, s.message());
+    } catch (const std::exception& e) {
+        // An engine failure (out of memory, ...) fails this request only; the slot starts clean.
+        finish(slot, TaskOutcome::Failed, fmt::format("the engine failed: {}", e.what()));
+    }
+}
+
+void Scheduler::finish(Slot& slot, TaskOutcome outcome, std::string error) {
+    TaskHandle& task = *slot.task;
+    if (outcome == TaskOutcome::Stop || outcome == TaskOutcome::Length) {
+        std::string rest = slot.streamer->finish();
+        if (!rest.empty()) task.push(TaskEvent{TaskEvent::Kind::Text, std::move(rest), {}});
+    }
+    if (outcome == TaskOutcome::Failed) {
+        slot.session.truncate(0);
+        slot.kv_used.store(0, std::memory_order_relaxed);
+    }
+    TaskResult& r = slot.result;
+    r.outcome = outcome;
+    r.error = std::move(error);
+    if (slot.prompt_done == task.spec_.prompt.size()) r.generation_seconds = seconds_between(slot.decode_started, Clock::now());
+    if (metrics_) {
+        metrics_->record_task(TaskRecord{std::string(task_outcome_name(outcome)), r.prompt_tokens, r.cached_tokens,
+                                         r.generated_tokens, r.prompt_seconds, r.generation_seconds, r.queue_seconds});
+    }
+    // The slot is free before the client hears of the end, so a client that sends its next
+    // request at once finds the slot (and its prefix) available.
+    std::shared_ptr<TaskHandle> keep;
+    {
+        std::lock_guard lock(mutex_);  // the destructor reads slot.task under this lock
+        keep = std::move(slot.task);
+        slot.last_used = ++lru_clock_;
+        --active_;
+        if (active_ == 0 && queue_.empty()) idle_cv_.notify_all();
+    }
+    keep->push(TaskEvent{TaskEvent::Kind::Done, {}, r});
+}
+
+void Scheduler::finish_unstarted(TaskHandle& task, TaskOutcome outcome, std::string error) {
+    TaskResult r;
+    r.outcome = outcome;
+    r.error = std::move(error);
+    r.prompt_tokens = static_cast<int64_t>(task.spec_.prompt.size());
+    r.queue_seconds = seconds_between(task.submitted_, Clock::now());
+    if (metrics_) metrics_->record_task(TaskRecord{std::string(task_outcome_name(outcome)), 0, 0, 0, 0.0, 0.0, r.queue_seconds});
+    task.push(TaskEvent{TaskEvent::Kind::Done, {}, r});
+}
+
+}  // namespace strata::server

@@ -1,0 +1,147 @@
+#pragma once
+// Runs generation requests on one model: N slots, each a Session (its own KV cache) on the shared
+// model, fed from a bounded FIFO queue. One engine thread owns the model (its forward pass is not
+// reentrant) and advances every busy slot by one step in turn: a prompt chunk of up to n_batch
+// tokens, or one decoded token. Concurrent requests therefore stream side by side, and a long
+// prompt cannot stall the others for more than a chunk. (Fusing the slots' decode steps into one
+// batched forward pass, continuous batching, is the next step and fits this loop.)
+//
+// A new request takes the free slot whose tokens share the longest prefix with its prompt and
+// keeps that part of the KV cache (Session::truncate), so a conversation that grows by a turn
+// only computes the new turn.
+//
+//   Scheduler sched(model, tokenizer, pool, SchedulerOptions{.n_slots = 4}, &metrics);
+//   auto task = sched.submit(spec);                  // nullptr: queue full (answer 503)
+//   while (auto ev = task->next(100ms)) { ... }      // text pieces, then one Done event
+//   task->cancel();                                  // the client went away
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/model.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "server/metrics.h"
+#include "tokenizer/tokenizer.h"
+
+namespace strata::server {
+
+struct SchedulerOptions {
+    int n_slots = 1;
+    int64_t n_ctx = 4096;    // per slot
+    int64_t n_batch = 512;   // prompt tokens per step
+    size_t max_queue = 64;   // requests waiting for a slot; more are refused
+    // Test hook: when set, it picks every generated token instead of the sampler (from the
+    // task's prompt and the number generated so far), so end-to-end tests can force an exact
+    // output such as a tool call.
+    std::function<int32_t(const std::vector<int32_t>& prompt, int64_t n_generated)> forced_next_token = nullptr;
+};
+
+struct TaskSpec {
+    std::vector<int32_t> prompt;  // not empty; prompt.size() + max_tokens <= n_ctx (checked by the caller)
+    SamplingParams sampling;
+    int64_t max_tokens = 256;
+    std::vector<std::string> stop;
+    bool ignore_eos = false;      // generate past end-of-generation tokens
+    bool render_special = false;  // keep control tokens in the text (harmony channel markers)
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
+enum class TaskOutcome { Stop, Length, Cancelled, TimedOut, Failed };
+std::string_view task_outcome_name(TaskOutcome o);
+
+struct TaskResult {
+    TaskOutcome outcome = TaskOutcome::Stop;
+    std::string error;  // Failed / TimedOut: what happened
+    int64_t prompt_tokens = 0;
+    int64_t cached_tokens = 0;
+    int64_t generated_tokens = 0;
+    double queue_seconds = 0.0;
+    double prompt_seconds = 0.0;
+    double generation_seconds = 0.0;
+};
+
+struct TaskEvent {
+    enum class Kind { Text, Done } kind = Kind::Text;
+    std::string text;   // Text: the next piece (complete UTF-8, stop strings cut)
+    TaskResult result;  // Done
+};
+
+// The request's side of a task, shared by the HTTP thread and the engine thread.
+class TaskHandle {
+public:
+    // The next event, waiting up to `wait`; nullopt on timeout. After Done, always nullopt.
+    std::optional<TaskEvent> next(std::chrono::milliseconds wait);
+    // Asks the engine to stop the task at its next step (or drop it from the queue); a Done event
+    // with outcome Cancelled follows.
+    void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+    bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+
+private:
+    friend class Scheduler;
+    void push(TaskEvent ev);
+
+    TaskSpec spec_;
+    std::chrono::steady_clock::time_point submitted_;
+    std::atomic<bool> cancelled_{false};
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::deque<TaskEvent> events_;
+    bool done_ = false;
+};
+
+class Scheduler {
+public:
+    Scheduler(Model& model, const Tokenizer& tokenizer, ThreadPool& pool, SchedulerOptions options, Metrics* metrics);
+    ~Scheduler();  // fails queued tasks, cancels running ones and joins the engine thread
+    Scheduler(const Scheduler&) = delete;
+    Scheduler& operator=(const Scheduler&) = delete;
+
+    // Queues a task; nullptr when the queue is full or the scheduler is draining.
+    std::shared_ptr<TaskHandle> submit(TaskSpec spec);
+    // Refuses new tasks from now on; queued and running ones finish.
+    void begin_drain();
+    // Waits until no task is queued or running; false on timeout.
+    bool wait_idle(std::chrono::milliseconds timeout);
+
+    SchedulerStats stats() const;
+    const SchedulerOptions& options() const { return options_; }
+
+private:
+    struct Slot;
+    void engine_loop();
+    void admit_locked(std::unique_lock<std::mutex>& lock);
+    void sweep_queue_locked();
+    void step(Slot& slot);
+    void finish(Slot& slot, TaskOutcome outcome, std::string error = {});
+    void finish_unstarted(TaskHandle& task, TaskOutcome outcome, std::string error);
+
+    Model& model_;
+    const Tokenizer& tokenizer_;
+    ThreadPool& pool_;
+    SchedulerOptions options_;
+    Metrics* metrics_;
+    std::vector<std::unique_ptr<Slot>> slots_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable work_cv_;   // the engine waits for tasks
+    std::condition_variable idle_cv_;   // wait_idle waits for the end of work
+    std::deque<std::shared_ptr<TaskHandle>> queue_;
+    int64_t active_ = 0;
+    uint64_t lru_clock_ = 0;
+    bool draining_ = false;
+    bool stopping_ = false;
+    std::thread engine_;
+};
+
+}  // namespace strata::server

@@ -1,0 +1,224 @@
+// The request scheduler on a real (tiny, synthetic) model: results, prefix reuse that gives the
+// same tokens as a fresh computation, the bounded queue, FIFO order, interleaving of slots,
+// cancellation, timeouts and draining. Every wait is bounded.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "server/scheduler.h"
+#include "server_test_support.h"
+
+namespace strata::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Outcome {
+    std::string text;
+    TaskResult result;
+    bool done = false;
+    std::chrono::steady_clock::time_point first_text, finished;
+};
+
+// Reads a task's events until Done or `limit`.
+Outcome collect(TaskHandle& task, std::chrono::seconds limit = 60s) {
+    Outcome o;
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+        auto ev = task.next(20ms);
+        if (!ev) continue;
+        if (ev->kind == TaskEvent::Kind::Text) {
+            if (o.text.empty()) o.first_text = std::chrono::steady_clock::now();
+            o.text += ev->text;
+            continue;
+        }
+        o.result = ev->result;
+        o.done = true;
+        o.finished = std::chrono::steady_clock::now();
+        break;
+    }
+    return o;
+}
+
+class SchedulerTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() { model_ = test::load_tiny_model().release(); }
+    static void TearDownTestSuite() {
+        delete model_;
+        model_ = nullptr;
+    }
+
+    std::unique_ptr<Scheduler> make(int slots, size_t max_queue, int64_t n_ctx = 256) {
+        return std::make_unique<Scheduler>(*model_->model, *model_->tokenizer, pool_,
+                                           SchedulerOptions{.n_slots = slots, .n_ctx = n_ctx, .n_batch = 16, .max_queue = max_queue},
+                                           &metrics_);
+    }
+    static TaskSpec spec(const std::string& prompt, int64_t max_tokens) {
+        TaskSpec s;
+        s.prompt = model_->tokenizer->encode(prompt, false, false);
+        s.max_tokens = max_tokens;
+        s.sampling.temperature = 0.0f;  // greedy: the same prompt gives the same text
+        s.ignore_eos = true;            // every generation runs to max_tokens
+        return s;
+    }
+
+    static LoadedModel* model_;
+    ThreadPool pool_{ThreadPool::Options{.threads = 2}};
+    Metrics metrics_;
+};
+LoadedModel* SchedulerTest::model_ = nullptr;
+
+TEST_F(SchedulerTest, GeneratesExactlyMaxTokensAndReportsUsage) {
+    auto sched = make(1, 4);
+    auto task = sched->submit(spec("Hello there", 12));
+    ASSERT_TRUE(task);
+    Outcome o = collect(*task);
+    ASSERT_TRUE(o.done);
+    EXPECT_EQ(o.result.outcome, TaskOutcome::Length);
+    EXPECT_EQ(o.result.generated_tokens, 12);
+    EXPECT_EQ(o.result.prompt_tokens, 11);
+    EXPECT_EQ(o.result.cached_tokens, 0);
+    EXPECT_FALSE(o.text.empty());
+    EXPECT_GT(o.result.prompt_seconds, 0.0);
+}
+
+TEST_F(SchedulerTest, StopStringEndsTheTextBeforeIt) {
+    auto sched = make(1, 4);
+    Outcome full = collect(*sched->submit(spec("abc", 24)));
+    ASSERT_TRUE(full.done);
+    ASSERT_GE(full.text.size(), 6u);
+    // Stop at a piece of what greedy decoding is known to produce.
+    TaskSpec s = spec("abc", 24);
+    s.stop = {full.text.substr(3, 2)};
+    Outcome cut = collect(*sched->submit(s));
+    ASSERT_TRUE(cut.done);
+    EXPECT_EQ(cut.result.outcome, TaskOutcome::Stop);
+    EXPECT_EQ(cut.text, full.text.substr(0, full.text.find(s.stop[0])));
+}
+
+TEST_F(SchedulerTest, PrefixReuseGivesTheSameTokensAsAFreshComputation) {
+    const std::string turn1 = "The first turn of a conversation. ";
+    const std::string turn2 = turn1 + "And the second one, longer.";
+    auto sched = make(2, 4);
+    Outcome a = collect(*sched->submit(spec(turn1, 8)));
+    ASSERT_TRUE(a.done);
+    Outcome b = collect(*sched->submit(spec(turn2, 16)));
+    ASSERT_TRUE(b.done);
+    EXPECT_GE(b.result.cached_tokens, static_cast<int64_t>(turn1.size()));  // byte vocabulary: one token per byte
+    EXPECT_LT(b.result.cached_tokens, static_cast<int64_t>(turn2.size()));
+
+    auto fresh = make(1, 4);
+    Outcome c = collect(*fresh->submit(spec(turn2, 16)));
+    ASSERT_TRUE(c.done);
+    EXPECT_EQ(c.result.cached_tokens, 0);
+    EXPECT_EQ(b.text, c.text);
+}
+
+TEST_F(SchedulerTest, QueueIsBoundedAndFull503IsPossible) {
+    auto sched = make(1, 1, 4096);
+    auto a = sched->submit(spec("long one", 4000));
+    auto b = sched->submit(spec("second", 4));
+    auto c = sched->submit(spec("third", 4));
+    ASSERT_TRUE(a);
+    ASSERT_TRUE(b);
+    EXPECT_FALSE(c) << "one slot and one queue place: a third task must be refused";
+    a->cancel();
+    EXPECT_TRUE(collect(*a).done);
+    EXPECT_TRUE(collect(*b).done);
+    EXPECT_TRUE(sched->submit(spec("room again", 2)));
+}
+
+TEST_F(SchedulerTest, QueuedTasksStartInArrivalOrder) {
+    auto sched = make(1, 8);
+    std::vector<std::shared_ptr<TaskHandle>> tasks;
+    for (int i = 0; i < 4; ++i) tasks.push_back(sched->submit(spec("task " + std::to_string(i), 6)));
+    std::vector<Outcome> out;
+    for (auto& t : tasks) out.push_back(collect(*t));
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_TRUE(out[i].done);
+    for (size_t i = 1; i < out.size(); ++i) {
+        EXPECT_LT(out[i - 1].finished, out[i].finished);
+        EXPECT_GE(out[i].result.queue_seconds, out[i - 1].result.queue_seconds);
+    }
+}
+
+TEST_F(SchedulerTest, SlotsAdvanceSideBySide) {
+    auto sched = make(2, 4);
+    auto a = sched->submit(spec("first request", 60));
+    auto b = sched->submit(spec("second request", 60));
+    Outcome ob;
+    std::thread reader([&] { ob = collect(*b); });
+    Outcome oa = collect(*a);
+    reader.join();
+    ASSERT_TRUE(oa.done && ob.done);
+    // Round robin: the second request streams text before the first one has finished.
+    EXPECT_LT(ob.first_text, oa.finished);
+    EXPECT_LT(oa.first_text, ob.finished);
+}
+
+TEST_F(SchedulerTest, CancellingARunningTaskStopsItAndFreesTheSlot) {
+    auto sched = make(1, 4, 4096);
+    auto a = sched->submit(spec("to be cancelled", 4000));
+    auto first = a->next(30s);  // wait until it runs
+    ASSERT_TRUE(first);
+    a->cancel();
+    Outcome o = collect(*a, 30s);
+    ASSERT_TRUE(o.done);
+    EXPECT_EQ(o.result.outcome, TaskOutcome::Cancelled);
+    EXPECT_LT(o.result.generated_tokens, 4000);
+    Outcome next = collect(*sched->submit(spec("next", 3)));
+    ASSERT_TRUE(next.done);
+    EXPECT_EQ(next.result.outcome, TaskOutcome::Length);
+}
+
+TEST_F(SchedulerTest, CancellingAQueuedTaskRemovesItFromTheQueue) {
+    auto sched = make(1, 1, 4096);
+    auto a = sched->submit(spec("running", 4000));
+    auto b = sched->submit(spec("queued", 4));
+    ASSERT_TRUE(a && b);
+    b->cancel();
+    Outcome ob = collect(*b, 10s);
+    ASSERT_TRUE(ob.done);
+    EXPECT_EQ(ob.result.outcome, TaskOutcome::Cancelled);
+    EXPECT_EQ(ob.result.generated_tokens, 0);
+    EXPECT_TRUE(sched->submit(spec("takes the freed place", 2)));  // a still runs: the place was freed
+    a->cancel();
+}
+
+TEST_F(SchedulerTest, DeadlinesEndTasks) {
+    auto sched = make(1, 4, 4096);
+    TaskSpec s = spec("slow", 4000);
+    s.deadline = std::chrono::steady_clock::now() + 50ms;
+    Outcome o = collect(*sched->submit(s), 30s);
+    ASSERT_TRUE(o.done);
+    EXPECT_EQ(o.result.outcome, TaskOutcome::TimedOut);
+    EXPECT_NE(o.result.error.find("timed out"), std::string::npos);
+}
+
+TEST_F(SchedulerTest, DrainRefusesNewTasksAndFinishesRunningOnes) {
+    auto sched = make(1, 4);
+    auto a = sched->submit(spec("in flight", 10));
+    sched->begin_drain();
+    EXPECT_FALSE(sched->submit(spec("late", 2)));
+    EXPECT_TRUE(sched->wait_idle(30s));
+    Outcome o = collect(*a, 1s);
+    ASSERT_TRUE(o.done);
+    EXPECT_EQ(o.result.outcome, TaskOutcome::Length);
+}
+
+TEST_F(SchedulerTest, StatsAndMetricsFollowTheWork) {
+    auto sched = make(2, 4, 128);
+    Outcome o = collect(*sched->submit(spec("count me", 5)));
+    ASSERT_TRUE(o.done);
+    SchedulerStats st = sched->stats();
+    EXPECT_EQ(st.slots, 2);
+    EXPECT_EQ(st.active, 0);
+    EXPECT_EQ(st.kv_capacity_tokens, 256);
+    EXPECT_EQ(st.kv_used_tokens, 8 + 4);  // prompt + generated but the last token
+    const std::string page = metrics_.render(st);
+    EXPECT_NE(page.find("strata_generated_tokens_total 5\n"), std::string::npos) << page;
+    EXPECT_NE(page.find("strata_requests_finished_total{outcome=\"length\"} 1\n"), std::string::npos) << page;
+    EXPECT_NE(page.find("strata_kv_cache_used_tokens 12\n"), std::string::npos) << page;
+}
+
+}  // namespace
+}  // namespace strata::server
