@@ -31,8 +31,12 @@ public:
     // Runs `tokens` after the ones already seen. Fails, changing nothing, when they would not fit
     // in the context or contain ids outside the vocabulary.
     Status append(std::span<const int32_t> tokens);
-    // Forgets everything after the first n tokens (for reusing a shared prompt prefix).
+    // Forgets everything after the first n tokens (for reusing a shared prompt prefix). Models
+    // with recurrent layers cannot rewind their state to an earlier position, so for them any
+    // n < n_past() starts over from nothing; reusable_prefix() says how much would survive.
     void truncate(int64_t n);
+    // How many of the first n tokens truncate(n) keeps: n, or 0 on a recurrent model.
+    int64_t reusable_prefix(int64_t n) const;
 
     const float* logits() const { return logits_.data(); }  // after the last appended token
     int64_t n_vocab() const { return model_.config().n_vocab; }
@@ -45,6 +49,7 @@ private:
     SessionOptions options_;
     CpuContext ctx_;
     KvCache kv_;
+    RecurrentState recurrent_;  // empty for attention-only models
     std::vector<int32_t> tokens_;
     std::vector<int32_t> positions_;
     std::vector<float> logits_;

@@ -192,7 +192,9 @@ void Scheduler::admit_locked(std::unique_lock<std::mutex>& lock) {
         ++active_;
         const TaskSpec& spec = slot.task->spec_;
         // At least the last prompt token is computed again: its logits start the generation.
-        const size_t reuse = std::min(best_common, prompt.size() - 1);
+        // Recurrent models keep a prefix only when nothing has to be rewound (reusable_prefix).
+        const size_t reuse = static_cast<size_t>(
+            slot.session.reusable_prefix(static_cast<int64_t>(std::min(best_common, prompt.size() - 1))));
         slot.session.truncate(static_cast<int64_t>(reuse));
         slot.prompt_done = reuse;
         slot.started = Clock::now();

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/file.h"
+
 namespace strata::test {
 
 std::string testdata_root();
