@@ -164,10 +164,12 @@ Status GgufWriter::write(const std::string& path) const {
     std::vector<uint8_t> generated;
     for (const auto& t : tensors_) {
         if (t.generate) {
-            // Generated tensors are produced in 64 MiB pieces so memory stays flat for huge files.
-            constexpr uint64_t kPiece = uint64_t(64) << 20;
-            for (uint64_t done = 0; done < t.n_bytes; done += kPiece) {
-                uint64_t n = std::min(kPiece, t.n_bytes - done);
+            // Generated tensors are produced in pieces of whole rows, up to 64 MiB, so memory
+            // stays flat for huge files and generators can work row by row.
+            const uint64_t row = tensor_type_info(t.type)->row_bytes(t.ne[0]);
+            const uint64_t piece = row == 0 ? t.n_bytes : std::max(row, (uint64_t(64) << 20) / row * row);
+            for (uint64_t done = 0; done < t.n_bytes; done += piece) {
+                uint64_t n = std::min(piece, t.n_bytes - done);
                 generated.resize(static_cast<size_t>(n));
                 t.generate(generated.data(), n);
                 STRATA_TRY(out.write(generated.data(), n));

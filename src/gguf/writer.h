@@ -47,7 +47,8 @@ public:
     Status add_tensor(const std::string& name, TensorType type, const std::vector<uint64_t>& ne,
                       std::vector<uint8_t> data);
     // Same, but the bytes are produced at write time: `generate(dst, n)` is called with
-    // consecutive pieces of the tensor (at most 64 MiB each) until all its bytes are written.
+    // consecutive pieces of the tensor, each a whole number of rows and at most 64 MiB (or one
+    // row, if a row is larger), until all its bytes are written.
     using Generator = std::function<void(uint8_t* dst, uint64_t n_bytes)>;
     Status add_tensor_generator(const std::string& name, TensorType type, const std::vector<uint64_t>& ne,
                                 Generator generate);
