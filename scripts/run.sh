@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Command 1 of the README: install what is missing, build Strata, and run it on a model it makes
-# itself. Until the CPU engine lands this writes a tiny synthetic Qwen3-MoE-shaped model and shows
-# what `strata inspect` sees in it; afterwards it will start `strata chat` on the built-in model.
-# Usage: scripts/run.sh
+# Command 1 of the README: install what is missing, build Strata, and run it on the built-in
+# model (models/strata-kjv-moe.gguf, a small Qwen3-MoE the project trained on the King James
+# Bible; tools/builtin_model/ remakes it): a plain continuation, then a chat turn, then — when
+# this runs in a terminal — an interactive `strata chat`.
+# Usage: scripts/run.sh [PROMPT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,9 +11,15 @@ bash scripts/setup.sh
 cmake -S . -B build -G Ninja
 cmake --build build -j "$(nproc)" --target strata
 
-model=build/models/synth-tiny.gguf
-mkdir -p build/models
-if [[ ! -f "$model" ]]; then
-  build/bin/strata synth --preset tiny -o "$model"
+model=models/strata-kjv-moe.gguf
+prompt=${1:-"And God said"}
+echo "== strata run -m $model -p \"$prompt\""
+build/bin/strata run -m "$model" -p "$prompt" -n 120 --temp 0.7
+echo
+echo "== strata run -m $model --chat -p \"Psalms 23:1\"   (ask for a verse by its reference)"
+build/bin/strata run -m "$model" --chat -p "Psalms 23:1" -n 120 --temp 0.7
+if [[ -t 0 && -t 1 ]]; then
+  echo
+  echo "== strata chat -m $model   (type a verse reference such as \"John 3:16\"; /exit ends)"
+  build/bin/strata chat -m "$model" -c 512 -n 120 --temp 0.7
 fi
-build/bin/strata inspect "$model"
