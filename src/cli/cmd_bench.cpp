@@ -10,6 +10,7 @@
 #include <random>
 
 #include "cli/command.h"
+#include "cli/device_flags.h"
 #include "gguf/reader.h"
 #include "model/model.h"
 #include "runtime/session.h"
@@ -25,6 +26,7 @@ struct BenchOptions {
     int threads = 0;
     int64_t n_batch = 512;
     bool json = false;
+    DeviceFlags device;
 };
 
 struct Stat {
@@ -41,7 +43,9 @@ Stat stats(const std::vector<double>& v) {
 int run_bench(const BenchOptions& o) {
     auto file = GgufFile::open(o.model);
     if (!file) return report_failure("bench", file.status().message());
-    auto model = Model::load(*file);
+    auto compute = o.device.options();
+    if (!compute) return report_failure("bench", compute.status().message());
+    auto model = load_model_on(*file, *compute);
     if (!model) return report_failure("bench", model.status().message());
     const ModelConfig& cfg = (*model)->config();
     ThreadPool pool(ThreadPool::Options{.threads = o.threads});
@@ -50,7 +54,7 @@ int run_bench(const BenchOptions& o) {
 
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     if (!o.json) {
-        fmt::print("model {} ({}), {} threads\n", o.model, cfg.arch, pool.size());
+        fmt::print("model {} ({}), {} threads, on {}\n", o.model, cfg.arch, pool.size(), (*model)->device_name());
         fmt::print("| {:>8} | {:>20} |\n|---------:|---------------------:|\n", "test", "t/s");
     }
     auto report = [&](const std::string& name, const std::vector<double>& rates) {
@@ -95,7 +99,7 @@ int run_bench(const BenchOptions& o) {
     }
     if (o.json) {
         nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch}, {"threads", pool.size()},
-                                   {"backend", "cpu"}, {"results", results}};
+                                   {"backend", (*model)->device_name()}, {"results", results}};
         fmt::print("{}\n", out.dump(2));
     }
     return 0;
@@ -110,6 +114,7 @@ CommandRegistration registration("bench", "Measure prompt and generation speed (
     app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
     app.add_option("-b,--batch-size", o->n_batch, "Prompt tokens per forward pass")->capture_default_str()->check(CLI::Range(1, 1 << 16));
     app.add_flag("--json", o->json, "Machine-readable output");
+    o->device.add_to(app);
     return [o] { return run_bench(*o); };
 });
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/device_flags.h"
 #include "cli/sampling_flags.h"
 #include "core/file.h"
 #include "runtime/generate.h"
@@ -24,6 +25,7 @@ struct RunOptions {
     bool ignore_eos = false;
     bool verbose_prompt = false;
     SamplingFlags sampling;
+    DeviceFlags device;
 };
 
 int run_generate(RunOptions o) {
@@ -40,7 +42,9 @@ int run_generate(RunOptions o) {
         if (!t) return report_failure("run", t.status().message());
         template_text = *t;
     }
-    auto lm = LoadedModel::load(o.model, template_text);
+    auto compute = o.device.options();
+    if (!compute) return report_failure("run", compute.status().message());
+    auto lm = LoadedModel::load(o.model, template_text, *compute);
     if (!lm) return report_failure("run", lm.status().message());
     const Tokenizer& tok = *(*lm)->tokenizer;
 
@@ -78,6 +82,7 @@ int run_generate(RunOptions o) {
     });
     std::fputc('\n', stdout);
     if (!result) return report_failure("run", result.status().message());
+    fmt::print(stderr, "\non {}", (*lm)->model->device_name());
     fmt::print(stderr, "\nload {:.2f} s | prompt {} tokens, {:.1f} tok/s | generated {} tokens, {:.1f} tok/s | finish: {}\n",
                (*lm)->load_seconds, ids.size(), static_cast<double>(ids.size()) / prompt_seconds, result->n_generated,
                result->seconds > 0 ? static_cast<double>(result->n_generated) / result->seconds : 0.0,
@@ -100,6 +105,7 @@ CommandRegistration registration("run", "Generate text from a prompt", [](CLI::A
     app.add_flag("--ignore-eos", o->ignore_eos, "Keep generating past end-of-generation tokens");
     app.add_flag("--verbose-prompt", o->verbose_prompt, "Print the prompt's token ids");
     o->sampling.add_to(app);
+    o->device.add_to(app);
     return [o] { return run_generate(*o); };
 });
 

@@ -4,11 +4,12 @@
 
 namespace strata {
 
-Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path, const std::string& chat_template_override) {
+Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path, const std::string& chat_template_override,
+                                                      const ComputeOptions& compute) {
     const auto start = std::chrono::steady_clock::now();
     auto lm = std::make_unique<LoadedModel>();
     STRATA_ASSIGN_OR_RETURN(lm->file, GgufFile::open(path));
-    STRATA_ASSIGN_OR_RETURN(lm->model, Model::load(lm->file));
+    STRATA_ASSIGN_OR_RETURN(lm->model, load_model_on(lm->file, compute));
     STRATA_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(lm->file));
     if (tok.vocab_size() != lm->model->config().n_vocab) {
         return Status::error("{}: the tokenizer has {} tokens but the model's output has {} (a mismatched vocabulary)",

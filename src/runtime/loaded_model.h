@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/gpu/gpu_model.h"
 #include "gguf/reader.h"
 #include "model/model.h"
 #include "tokenizer/chat_template/template.h"
@@ -26,9 +27,11 @@ struct LoadedModel {
     std::optional<chat_template::ChatTemplate> chat_template;  // absent when the file has none
     double load_seconds = 0.0;
 
-    // `chat_template_override`: a template file's text to use instead of the file's own.
+    // `chat_template_override`: a template file's text to use instead of the file's own;
+    // `compute`: where the model runs (the CPU unless told otherwise).
     static Result<std::unique_ptr<LoadedModel>> load(const std::string& path,
-                                                      const std::string& chat_template_override = "");
+                                                      const std::string& chat_template_override = "",
+                                                      const ComputeOptions& compute = {});
 
     // Renders messages ([{role, content}, ...]) with the model's template, its BOS/EOS strings
     // and any extra variables (tools, enable_thinking, ...).

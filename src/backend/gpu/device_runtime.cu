@@ -1,0 +1,165 @@
+// Device discovery, the caching pool and the op context (backend/gpu/device_runtime.h).
+#include <cstdio>
+#include <cstdlib>
+
+#include "backend/gpu/device_runtime.h"
+#include "backend/gpu/vendor/runtime.h"
+
+namespace strata::gpu {
+
+namespace detail {
+[[noreturn]] void runtime_failed(const char* file, int line, const char* call, const char* message) {
+    std::fprintf(stderr, "%s:%d: %s failed: %s: %s\n", file, line, vendor::kRuntimeName, call, message);
+    std::abort();
+}
+}  // namespace detail
+
+const char* runtime_name() { return vendor::kRuntimeName; }
+
+bool find_devices(std::vector<DeviceInfo>* out, std::string* why) {
+    out->clear();
+    int n = 0;
+    const vendor::Error e = vendor::device_count(&n);
+    if (!vendor::ok(e)) {
+        static_cast<void>(vendor::last_error());  // clear the sticky error so later calls do not report it again
+        *why = std::string(vendor::kRuntimeName) + ": no usable device (" + vendor::error_string(e) + ")";
+        return false;
+    }
+    for (int i = 0; i < n; ++i) {
+        vendor::DeviceProps p;
+        if (!vendor::ok(vendor::device_props(i, &p))) continue;
+        out->push_back(DeviceInfo{i, p.name, p.arch, p.total_bytes, p.warp_size, p.multiprocessors});
+    }
+    if (out->empty()) {
+        *why = std::string(vendor::kRuntimeName) + ": no device found";
+        return false;
+    }
+    return true;
+}
+
+// ---- DevicePool -------------------------------------------------------------------------------
+
+namespace {
+// Size classes: powers of two up to 4 MiB (activations, small weights), then whole 2 MiB steps, so
+// a cached block fits the next request of about the same size without wasting more than 2 MiB.
+uint64_t size_class(uint64_t bytes) {
+    constexpr uint64_t kMin = 256, kPow2Limit = 4ull << 20, kStep = 2ull << 20;
+    if (bytes <= kMin) return kMin;
+    if (bytes <= kPow2Limit) {
+        uint64_t c = kMin;
+        while (c < bytes) c *= 2;
+        return c;
+    }
+    return (bytes + kStep - 1) / kStep * kStep;
+}
+}  // namespace
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+    if (this != &other) {
+        reset();
+        data_ = other.data_, bytes_ = other.bytes_, block_bytes_ = other.block_bytes_, pool_ = other.pool_;
+        other.data_ = nullptr, other.bytes_ = 0, other.block_bytes_ = 0, other.pool_ = nullptr;
+    }
+    return *this;
+}
+
+void DeviceBuffer::reset() {
+    if (data_ && pool_) pool_->release(data_, block_bytes_);
+    data_ = nullptr, bytes_ = 0, block_bytes_ = 0, pool_ = nullptr;
+}
+
+DevicePool::DevicePool(int ordinal) : ordinal_(ordinal) {}
+
+DevicePool::~DevicePool() {
+    // Buffers still alive at this point are a bug of their owner; their memory goes with the pool.
+    trim();
+}
+
+DeviceBuffer DevicePool::allocate(uint64_t bytes, std::string* error) {
+    DeviceBuffer b;
+    const uint64_t block = size_class(bytes);
+    void* data = nullptr;
+    if (auto it = cached_.find(block); it != cached_.end() && !it->second.empty()) {
+        data = it->second.back();
+        it->second.pop_back();
+    } else {
+        STRATA_GPU_CHECK(vendor::set_device(ordinal_));
+        vendor::Error e = vendor::malloc_device(&data, block);
+        if (!vendor::ok(e)) {
+            static_cast<void>(vendor::last_error());
+            trim();  // cached blocks of other sizes may be what is missing
+            e = vendor::malloc_device(&data, block);
+        }
+        if (!vendor::ok(e)) {
+            static_cast<void>(vendor::last_error());
+            if (error) {
+                *error = "out of GPU memory: " + std::to_string(block >> 20) + " MiB more asked for with " +
+                         std::to_string(held_ >> 20) + " MiB already held (" + vendor::error_string(e) + ")";
+            }
+            return b;
+        }
+        held_ += block;
+    }
+    in_use_ += block;
+    b.data_ = data, b.bytes_ = bytes, b.block_bytes_ = block, b.pool_ = this;
+    return b;
+}
+
+void DevicePool::release(void* data, uint64_t block_bytes) {
+    in_use_ -= block_bytes;
+    cached_[block_bytes].push_back(data);
+}
+
+void DevicePool::trim() {
+    for (auto& [block, list] : cached_) {
+        for (void* p : list) {
+            static_cast<void>(vendor::free_device(p));  // nothing to do about a failure at teardown
+            held_ -= block;
+        }
+        list.clear();
+    }
+}
+
+// ---- GpuContext -------------------------------------------------------------------------------
+
+GpuContext::GpuContext(int ordinal, DevicePool& pool) : pool_(pool) {
+    vendor::DeviceProps p;
+    STRATA_GPU_CHECK(vendor::device_props(ordinal, &p));
+    info_ = DeviceInfo{ordinal, p.name, p.arch, p.total_bytes, p.warp_size, p.multiprocessors};
+    STRATA_GPU_CHECK(vendor::set_device(ordinal));
+    vendor::Stream s = nullptr;
+    STRATA_GPU_CHECK(vendor::stream_create(&s));
+    stream_ = s;
+}
+
+GpuContext::~GpuContext() {
+    // Destructors cannot report; a failure here means the device is already lost.
+    static_cast<void>(vendor::stream_synchronize(static_cast<vendor::Stream>(stream_)));
+    slots_.clear();
+    static_cast<void>(vendor::stream_destroy(static_cast<vendor::Stream>(stream_)));
+}
+
+void GpuContext::activate() const { STRATA_GPU_CHECK(vendor::set_device(info_.ordinal)); }
+
+void* GpuContext::scratch(int slot, uint64_t bytes) {
+    if (slots_.size() <= static_cast<size_t>(slot)) slots_.resize(static_cast<size_t>(slot) + 1);
+    DeviceBuffer& b = slots_[static_cast<size_t>(slot)];
+    if (b.bytes() < bytes) {
+        std::string error;
+        b = pool_.allocate(bytes + bytes / 4, &error);  // grow with headroom, as CpuContext does
+        if (!b) detail::runtime_failed(__FILE__, __LINE__, "scratch allocation", error.c_str());
+    }
+    return b.data();
+}
+
+void GpuContext::upload(void* device_dst, const void* host_src, uint64_t bytes) {
+    if (bytes) STRATA_GPU_CHECK(vendor::copy_h2d_async(device_dst, host_src, bytes, static_cast<vendor::Stream>(stream_)));
+}
+
+void GpuContext::download(void* host_dst, const void* device_src, uint64_t bytes) {
+    if (bytes) STRATA_GPU_CHECK(vendor::copy_d2h_async(host_dst, device_src, bytes, static_cast<vendor::Stream>(stream_)));
+}
+
+void GpuContext::synchronize() { STRATA_GPU_CHECK(vendor::stream_synchronize(static_cast<vendor::Stream>(stream_))); }
+
+}  // namespace strata::gpu

@@ -1,0 +1,119 @@
+#pragma once
+// GPU runtime objects in plain C++ (no vendor types), so host code compiled by g++ and kernels
+// compiled by nvcc or clang -x hip share them: device discovery, a caching pool over plain
+// cudaMalloc/hipMalloc (no managed memory), and the context every op runs in (one stream, its
+// scratch buffers and the device's warp size).
+//
+//   std::vector<DeviceInfo> devices; std::string why;
+//   if (!find_devices(&devices, &why)) return skip(why);   // "no GPU support in this build", ...
+//   DevicePool pool(0);
+//   GpuContext ctx(0, pool);
+//   DeviceBuffer w = pool.allocate(bytes);  ctx.upload(w.data(), host, bytes);  ctx.synchronize();
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace strata::gpu {
+
+struct DeviceInfo {
+    int ordinal = 0;          // the runtime's ordinal in this process
+    std::string name;
+    std::string arch;         // "sm_90", "gfx1100"
+    uint64_t total_bytes = 0;
+    int warp_size = 0;        // 32, or 64 on GCN
+    int multiprocessors = 0;
+};
+
+// "CUDA" or "HIP" in a GPU build; nullptr when the build has no GPU backend.
+const char* runtime_name();
+// True when at least one device is usable; otherwise `why` says what is missing. Any error from
+// the runtime's device count (no driver, no device, a container without /dev/nvidia*) is "none".
+bool find_devices(std::vector<DeviceInfo>* out, std::string* why);
+
+class DevicePool;
+
+// Device memory from a DevicePool; returned to the pool (not the runtime) when destroyed.
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    DeviceBuffer(DeviceBuffer&& other) noexcept { *this = std::move(other); }
+    DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    ~DeviceBuffer() { reset(); }
+
+    void reset();
+    void* data() const { return data_; }
+    template <typename T> T* as() const { return static_cast<T*>(data_); }
+    uint64_t bytes() const { return bytes_; }
+    explicit operator bool() const { return data_ != nullptr; }
+
+private:
+    friend class DevicePool;
+    void* data_ = nullptr;
+    uint64_t bytes_ = 0;        // as asked for
+    uint64_t block_bytes_ = 0;  // the pool's size class
+    DevicePool* pool_ = nullptr;
+};
+
+// A caching allocator: freed blocks are kept by size class and reused, so a forward pass that
+// needs the same buffers every step allocates from the runtime once. All users share one stream
+// (GpuContext), so a block freed and reused in stream order is never touched by two kernels at once.
+class DevicePool {
+public:
+    explicit DevicePool(int ordinal);
+    ~DevicePool();
+    DevicePool(const DevicePool&) = delete;
+    DevicePool& operator=(const DevicePool&) = delete;
+
+    // An empty buffer and `error` set when the device is out of memory.
+    DeviceBuffer allocate(uint64_t bytes, std::string* error = nullptr);
+    // Cached blocks go back to the runtime.
+    void trim();
+    uint64_t bytes_in_use() const { return in_use_; }
+    uint64_t bytes_held() const { return held_; }  // in use + cached
+    int ordinal() const { return ordinal_; }
+
+private:
+    friend class DeviceBuffer;
+    void release(void* data, uint64_t block_bytes);
+    int ordinal_;
+    uint64_t in_use_ = 0, held_ = 0;
+    std::map<uint64_t, std::vector<void*>> cached_;  // size class → free blocks
+};
+
+// The stream ops are queued on, with scratch slots (like CpuContext's) that grow to the largest
+// size asked for and are then reused.
+class GpuContext {
+public:
+    GpuContext(int ordinal, DevicePool& pool);
+    ~GpuContext();
+    GpuContext(const GpuContext&) = delete;
+    GpuContext& operator=(const GpuContext&) = delete;
+
+    // Makes this context's device current on the calling thread (the runtime's choice is per thread).
+    void activate() const;
+    void* stream() const { return stream_; }  // the vendor stream, opaque here
+    int warp_size() const { return info_.warp_size; }
+    const DeviceInfo& device() const { return info_; }
+    DevicePool& pool() { return pool_; }
+
+    void* scratch(int slot, uint64_t bytes);
+    float* scratch_floats(int slot, uint64_t count) { return static_cast<float*>(scratch(slot, count * sizeof(float))); }
+
+    // Queued copies: the host memory must stay valid until synchronize().
+    void upload(void* device_dst, const void* host_src, uint64_t bytes);
+    void download(void* host_dst, const void* device_src, uint64_t bytes);
+    void synchronize();
+
+private:
+    DevicePool& pool_;
+    DeviceInfo info_;
+    void* stream_ = nullptr;
+    std::vector<DeviceBuffer> slots_;
+};
+
+}  // namespace strata::gpu

@@ -1,0 +1,50 @@
+// Device selection for models (backend/gpu/gpu_model.h); compiled in every build.
+#include "backend/gpu/gpu_model.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "backend/gpu/device_runtime.h"
+
+namespace strata {
+
+std::optional<ComputeDevice> parse_compute_device(std::string_view name) {
+    if (name == "cpu") return ComputeDevice::Cpu;
+    if (name == "gpu" || name == "cuda" || name == "hip") return ComputeDevice::Gpu;
+    if (name == "auto") return ComputeDevice::Auto;
+    return std::nullopt;
+}
+
+std::string gpu_unavailable_reason() {
+    std::vector<gpu::DeviceInfo> devices;
+    std::string why;
+    return gpu::find_devices(&devices, &why) ? std::string() : why;
+}
+
+bool gpu_supports_architecture(const std::string& arch) {
+    return arch == "llama" || arch == "qwen3" || arch == "qwen3moe";
+}
+
+Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const ComputeOptions& options) {
+    if (options.device == ComputeDevice::Cpu) return Model::load(file);
+    STRATA_ASSIGN_OR_RETURN(ModelConfig config, ModelConfig::from_gguf(file));
+    const std::string why = gpu_unavailable_reason();
+    const bool arch_ok = gpu_supports_architecture(config.arch);
+    if (options.device == ComputeDevice::Auto && (!why.empty() || !arch_ok)) return Model::load(file);
+    if (!why.empty()) return Status::error("--device gpu: {} (run with --device cpu)", why);
+    if (!arch_ok) {
+        return Status::error("--device gpu: architecture {} has no GPU forward pass yet (supported: llama, qwen3, "
+                             "qwen3moe); run with --device cpu",
+                             config.arch);
+    }
+    auto gpu_model = load_gpu_llama_family(file, config, options);
+    if (gpu_model || options.device != ComputeDevice::Auto) return gpu_model;
+    // Auto: a model the GPU cannot take yet (a weight type without a kernel, too little VRAM)
+    // still runs, on the CPU, and the user learns why.
+    fmt::print(stderr, "strata: running on the CPU: {}\n", gpu_model.status().message());
+    return Model::load(file);
+}
+
+}  // namespace strata

@@ -1,0 +1,47 @@
+#pragma once
+// Where a model runs. `load_model_on` returns a Model either way, so sessions, parity and bench
+// do not care: on the GPU the weights are uploaded to VRAM once, the KV cache lives in VRAM, and
+// forward() copies only token ids in and logits out. The CPU stays the default; `Auto` takes the
+// GPU when this build has one, a device is present and the architecture has a GPU forward, and
+// falls back to the CPU (saying why on stderr) when the GPU cannot take this model's weights.
+//
+//   ComputeOptions opt{.device = ComputeDevice::Gpu};
+//   STRATA_ASSIGN_OR_RETURN(auto model, load_model_on(gguf, opt));
+//   fmt::print("{}\n", model->device_name());      // "CUDA NVIDIA H200 (sm_90)"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "gguf/reader.h"
+#include "model/config.h"
+#include "model/model.h"
+
+namespace strata {
+
+enum class ComputeDevice { Cpu, Gpu, Auto };
+
+struct ComputeOptions {
+    ComputeDevice device = ComputeDevice::Cpu;
+    int gpu_ordinal = 0;       // the runtime's device number
+    bool kv_f16 = true;        // GPU KV cache in f16 (as llama.cpp); false: f32
+};
+
+std::optional<ComputeDevice> parse_compute_device(std::string_view name);  // "cpu" | "gpu" | "auto"
+
+// Empty when a GPU can run models here; otherwise why not ("no GPU support in this build",
+// "CUDA: no usable device (...)").
+std::string gpu_unavailable_reason();
+
+// Architectures with a GPU forward pass (the Llama family for now).
+bool gpu_supports_architecture(const std::string& arch);
+
+Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const ComputeOptions& options);
+
+// The GPU forward of the Llama family (backend/gpu/gpu_llama.cpp; an error in builds without GPU).
+Result<std::unique_ptr<Model>> load_gpu_llama_family(const GgufFile& file, const ModelConfig& config,
+                                                     const ComputeOptions& options);
+
+}  // namespace strata

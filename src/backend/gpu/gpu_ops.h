@@ -1,0 +1,126 @@
+#pragma once
+// The GPU ops of the transformer blocks: the same operations as backend/cpu/ops.h, matmul.h and
+// attention.h, on device pointers, queued on the context's stream (no host synchronisation).
+// Every op has a CPU reference and an entry in tests/gpu/op_parity_test.cpp. Plain C++ so that
+// host code compiled by g++ calls what nvcc / clang -x hip compiled.
+//
+//   gpu_rms_norm(x, norm_w, n_tokens, n_embd, eps, h, ctx);
+//   gpu_matmul(wq, 0, h, n_tokens, q, ctx);                 // wq in VRAM, any supported type
+//   gpu_rope(q, n_tokens, n_head, GpuRope{...}, positions, ctx);
+//   gpu_attention(q, kv, layer, n_tokens, pos0, params, out, ctx);
+
+#include <cstdint>
+
+#include "backend/gpu/device_runtime.h"
+#include "gguf/tensor_type.h"
+
+namespace strata::gpu {
+
+// A weight tensor in VRAM; the same fields as model/weights.h's Weight.
+struct DeviceWeight {
+    const uint8_t* data = nullptr;
+    TensorType type = TensorType::F32;
+    int64_t ne[4] = {1, 1, 1, 1};  // ne[0]: row length (inputs); ne[1]: rows (outputs); ne[2]: matrices
+    uint64_t row_bytes = 0;
+    explicit operator bool() const { return data != nullptr; }
+    const float* f32() const { return reinterpret_cast<const float*>(data); }
+};
+
+// Whether the GPU kernels can read this weight type (dequantize-in-kernel dot products).
+bool gpu_supports_type(TensorType type);
+
+// ---- element-wise and per-row (ops_elementwise.cu) ---------------------------------------------
+// out[r] = x[r] / sqrt(mean(x[r]²) + eps) · weight (weight may be null). out may equal x.
+void gpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out, GpuContext& ctx);
+
+struct GpuRope {
+    bool neox = false;      // pairs (i, i + d/2) instead of (2i, 2i + 1)
+    int64_t head_dim = 0;   // stride between heads
+    int64_t rope_dims = 0;  // leading dimensions of each head that rotate
+    float base = 10000.0f;
+};
+// In place; positions: device array of n_tokens.
+void gpu_rope(float* x, int64_t n_tokens, int64_t n_head, const GpuRope& p, const int32_t* positions, GpuContext& ctx);
+
+void gpu_swiglu(float* gate, const float* up, int64_t n, GpuContext& ctx);  // gate = silu(gate) · up
+void gpu_add(float* x, const float* y, int64_t n, GpuContext& ctx);         // x += y
+void gpu_add_bias(float* x, const float* bias, int64_t n_rows, int64_t n, GpuContext& ctx);
+void gpu_softmax(float* x, int64_t n_rows, int64_t n, GpuContext& ctx);     // per row, in place
+
+// ---- quantized weights (ops_matmul.cu) ----------------------------------------------------------
+// out[t] = W[ids[t]] as floats; ids on the device.
+void gpu_get_rows(const DeviceWeight& w, const int32_t* ids, int64_t n, float* out, GpuContext& ctx);
+// y[t][o] = Σ_i W_m[o][i] · x[t][i] for matrix m of w; f32 activations, f32 accumulation.
+void gpu_matmul(const DeviceWeight& w, int64_t matrix, const float* x, int64_t n_tokens, float* y, GpuContext& ctx);
+
+// ---- attention over a device KV cache (ops_attention.cu) ---------------------------------------
+enum class KvType { F32, F16 };
+
+// Keys and values of every layer for n_ctx positions, rows of k_dim / v_dim in `type`.
+class GpuKvCache {
+public:
+    // An empty cache and `error` set when the device is out of memory.
+    GpuKvCache(DevicePool& pool, int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvType type,
+               std::string* error);
+    bool ok() const { return !layers_.empty() || n_layer_ == 0; }
+    KvType type() const { return type_; }
+    int64_t n_ctx() const { return n_ctx_; }
+    int64_t k_dim() const { return k_dim_; }
+    int64_t v_dim() const { return v_dim_; }
+    void* keys(int64_t layer) const { return layers_[static_cast<size_t>(layer)].k.data(); }
+    void* values(int64_t layer) const { return layers_[static_cast<size_t>(layer)].v.data(); }
+    uint64_t bytes() const;
+
+private:
+    struct Layer { DeviceBuffer k, v; };
+    int64_t n_layer_, n_ctx_, k_dim_, v_dim_;
+    KvType type_;
+    std::vector<Layer> layers_;
+};
+
+// Writes n_tokens rows of k and v (f32) at positions pos0 .. pos0 + n_tokens - 1 of `layer`.
+void gpu_kv_store(const float* k, const float* v, int64_t n_tokens, int64_t pos0, GpuKvCache& kv, int64_t layer,
+                  GpuContext& ctx);
+
+struct GpuAttentionParams {
+    int64_t n_head = 0, n_head_kv = 0;
+    int64_t head_dim_k = 0, head_dim_v = 0;  // at most kGpuMaxHeadDim
+    float scale = 1.0f;
+    const float* sinks = nullptr;  // optional [n_head] extra softmax logit per head (device)
+    int64_t sliding_window = 0;    // > 0: a query at position p sees keys p - window + 1 .. p
+};
+constexpr int64_t kGpuMaxHeadDim = 256;
+// Causal grouped-query attention: q n_tokens rows of n_head·head_dim_k (roped), the cache holding
+// positions [0, pos0 + n_tokens); out n_tokens rows of n_head·head_dim_v.
+void gpu_attention(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
+                   const GpuAttentionParams& p, float* out, GpuContext& ctx);
+
+// ---- mixture of experts (ops_moe.cu) ----------------------------------------------------------
+// Softmax over n_expert logits per token, the top k kept (ties to the lower index), their weights
+// renormalized to sum to one when `normalize`. ids/weights: n_tokens rows of k (device).
+void gpu_moe_route_softmax_topk(const float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, bool normalize,
+                                int32_t* ids, float* weights, GpuContext& ctx);
+
+// The (token, slot) pairs sorted by expert and cut into tiles of up to kGpuMatmulColumns pairs of
+// one expert, so each expert's weights are read once per tile. Built on the device.
+constexpr int kGpuMatmulColumns = 8;
+struct MoePlan {
+    int64_t n_pairs = 0;     // n_tokens · k
+    int64_t max_tiles = 0;   // launch bound: tiles beyond the device-side count exit at once
+    int32_t* sorted = nullptr;   // [n_pairs] pair indices grouped by expert
+    int32_t* tiles = nullptr;    // [max_tiles][3] (expert, first sorted index, count)
+    int32_t* n_tiles = nullptr;  // [1]
+};
+// Plan buffers come from the context's scratch slots [slot, slot + 2].
+MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int scratch_slot, GpuContext& ctx);
+
+// For every pair p of the plan: y[p] = W_{expert(p)} · x[p / pairs_per_x_row]. x holds one row per
+// token (gate/up: pass k, pair p = token·k + slot) or one per pair (down: pass 1).
+void gpu_matmul_experts(const DeviceWeight& w, const MoePlan& plan, const float* x, int64_t pairs_per_x_row, float* y,
+                        GpuContext& ctx);
+
+// x[t] += Σ_j weights[t·k + j] · expert_out[t·k + j], rows of n.
+void gpu_moe_combine(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n, float* x,
+                     GpuContext& ctx);
+
+}  // namespace strata::gpu

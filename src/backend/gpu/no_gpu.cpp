@@ -1,0 +1,23 @@
+// Builds without a GPU backend (no nvcc, STRATA_CUDA=OFF): every GPU entry point says so.
+#include "backend/gpu/device_runtime.h"
+#include "backend/gpu/gpu_model.h"
+
+namespace strata {
+
+namespace gpu {
+const char* runtime_name() { return nullptr; }
+bool find_devices(std::vector<DeviceInfo>* out, std::string* why) {
+    out->clear();
+    *why = "no GPU support in this build (configure with nvcc available, or -DSTRATA_CUDA=ON / -DSTRATA_HIP=ON)";
+    return false;
+}
+}  // namespace gpu
+
+Result<std::unique_ptr<Model>> load_gpu_llama_family(const GgufFile&, const ModelConfig&, const ComputeOptions&) {
+    std::vector<gpu::DeviceInfo> devices;
+    std::string why;
+    gpu::find_devices(&devices, &why);
+    return Status::error_message(why);
+}
+
+}  // namespace strata

@@ -1,0 +1,129 @@
+// Element-wise and per-row ops (gpu_ops.h); CPU references in backend/cpu/ops.cpp.
+#include <algorithm>
+#include <cmath>
+
+#include "backend/gpu/gpu_ops.h"
+#include "backend/gpu/kernels/common.cuh"
+
+namespace strata::gpu {
+
+namespace {
+
+constexpr int kRowBlock = 256;   // threads per row for per-row reductions
+constexpr int kElemBlock = 256;  // threads per block for element-wise ops
+
+__global__ void rms_norm_kernel(const float* x, const float* weight, int64_t n, float eps, float* out) {
+    __shared__ float shared[kMaxWarpsPerBlock];
+    const float* xr = x + blockIdx.x * n;
+    float* o = out + blockIdx.x * n;
+    float sum = 0.0f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += xr[i] * xr[i];
+    sum = block_sum(sum, shared);
+    const float scale = rsqrtf(sum / static_cast<float>(n) + eps);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) o[i] = xr[i] * scale * (weight ? weight[i] : 1.0f);
+}
+
+// One thread per rotated pair of one head of one token. theta in double, as the CPU reference
+// and HF's inv_freq: at positions in the tens of thousands a float angle is off by ~1e-3 rad.
+__global__ void rope_kernel(float* x, int64_t n_head, GpuRope p, const int32_t* positions) {
+    const int64_t half = p.rope_dims / 2;
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;  // pair within the head
+    const int64_t h = blockIdx.y, t = blockIdx.z;
+    if (i >= half) return;
+    const double theta = static_cast<double>(positions[t]) *
+                         pow(static_cast<double>(p.base), -2.0 * static_cast<double>(i) / static_cast<double>(p.rope_dims));
+    const float c = static_cast<float>(cos(theta)), s = static_cast<float>(sin(theta));
+    float* head = x + (t * n_head + h) * p.head_dim;
+    const int64_t a = p.neox ? i : 2 * i, b = p.neox ? i + half : 2 * i + 1;
+    const float x0 = head[a], x1 = head[b];
+    head[a] = x0 * c - x1 * s;
+    head[b] = x0 * s + x1 * c;
+}
+
+__global__ void swiglu_kernel(float* gate, const float* up, int64_t n) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const float g = gate[i];
+        gate[i] = g / (1.0f + expf(-g)) * up[i];
+    }
+}
+
+__global__ void add_kernel(float* x, const float* y, int64_t n) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        x[i] += y[i];
+    }
+}
+
+__global__ void add_bias_kernel(float* x, const float* bias, int64_t n_rows, int64_t n) {
+    const int64_t total = n_rows * n;
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        x[i] += bias[i % n];
+    }
+}
+
+__global__ void softmax_kernel(float* x, int64_t n) {
+    __shared__ float shared[kMaxWarpsPerBlock];
+    float* xr = x + blockIdx.x * n;
+    float m = -INFINITY;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, xr[i]);
+    m = block_max(m, shared);
+    float sum = 0.0f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        const float e = expf(xr[i] - m);
+        xr[i] = e;
+        sum += e;
+    }
+    const float inv = 1.0f / block_sum(sum, shared);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) xr[i] *= inv;
+}
+
+// Enough blocks to fill the device for grid-stride loops, no more.
+unsigned elementwise_grid(int64_t n, const GpuContext& ctx) {
+    const int64_t cap = static_cast<int64_t>(ctx.device().multiprocessors) * 8;
+    return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(cap, (n + kElemBlock - 1) / kElemBlock)));
+}
+
+}  // namespace
+
+void gpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out, GpuContext& ctx) {
+    if (n_rows == 0) return;
+    rms_norm_kernel<<<static_cast<unsigned>(n_rows), kRowBlock, 0, stream_of(ctx)>>>(x, weight, n, eps, out);
+    STRATA_GPU_LAUNCHED();
+}
+
+void gpu_rope(float* x, int64_t n_tokens, int64_t n_head, const GpuRope& p, const int32_t* positions, GpuContext& ctx) {
+    STRATA_CHECK(p.rope_dims % 2 == 0 && p.rope_dims <= p.head_dim, "gpu_rope: rope_dims must be even and at most head_dim");
+    if (n_tokens == 0 || p.rope_dims == 0) return;
+    const int block = 64;
+    const dim3 grid(grid_for(p.rope_dims / 2, block), static_cast<unsigned>(n_head), static_cast<unsigned>(n_tokens));
+    rope_kernel<<<grid, block, 0, stream_of(ctx)>>>(x, n_head, p, positions);
+    STRATA_GPU_LAUNCHED();
+}
+
+void gpu_swiglu(float* gate, const float* up, int64_t n, GpuContext& ctx) {
+    if (n == 0) return;
+    swiglu_kernel<<<elementwise_grid(n, ctx), kElemBlock, 0, stream_of(ctx)>>>(gate, up, n);
+    STRATA_GPU_LAUNCHED();
+}
+
+void gpu_add(float* x, const float* y, int64_t n, GpuContext& ctx) {
+    if (n == 0) return;
+    add_kernel<<<elementwise_grid(n, ctx), kElemBlock, 0, stream_of(ctx)>>>(x, y, n);
+    STRATA_GPU_LAUNCHED();
+}
+
+void gpu_add_bias(float* x, const float* bias, int64_t n_rows, int64_t n, GpuContext& ctx) {
+    if (n_rows * n == 0) return;
+    add_bias_kernel<<<elementwise_grid(n_rows * n, ctx), kElemBlock, 0, stream_of(ctx)>>>(x, bias, n_rows, n);
+    STRATA_GPU_LAUNCHED();
+}
+
+void gpu_softmax(float* x, int64_t n_rows, int64_t n, GpuContext& ctx) {
+    if (n_rows == 0) return;
+    softmax_kernel<<<static_cast<unsigned>(n_rows), kRowBlock, 0, stream_of(ctx)>>>(x, n);
+    STRATA_GPU_LAUNCHED();
+}
+
+}  // namespace strata::gpu

@@ -1,0 +1,151 @@
+// Quantized weights: embedding rows and matrix × activations (gpu_ops.h). One kernel serves the
+// dense and the per-expert products: a block computes a few output rows (one per warp) for a
+// tile of up to kGpuMatmulColumns activation rows that use the same matrix, so each weight row
+// is dequantized once per tile. Lanes own 32-value chunks of the row (kernels/dequant.cuh).
+// CPU references: backend/cpu/matmul.cpp (which quantizes the activations to the weight's dot
+// type; here they stay f32, so the GPU is the closer of the two to an exact product).
+#include <algorithm>
+
+#include "backend/gpu/gpu_ops.h"
+#include "backend/gpu/kernels/common.cuh"
+#include "backend/gpu/kernels/dequant.cuh"
+
+namespace strata::gpu {
+
+bool gpu_supports_type(TensorType type) {
+    return dispatch_weight_type(type, [](auto) {});
+}
+
+namespace {
+
+constexpr int kMatmulBlock = 256;   // threads; rows per block = kMatmulBlock / warp size
+constexpr int kGetRowsBlock = 64;   // threads, one 32-value chunk each
+
+template <TensorType T>
+__global__ void get_rows_kernel(const uint8_t* w, uint64_t row_bytes, int64_t n_in, const int32_t* ids, float* out) {
+    const int64_t chunk = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (chunk >= n_in / 32) return;
+    const int64_t t = blockIdx.y;
+    float v[32];
+    dequant_chunk<T>(w + static_cast<uint64_t>(ids[t]) * row_bytes, chunk, v);
+    float4* o = reinterpret_cast<float4*>(out + t * n_in + 32 * chunk);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) o[i] = make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+}
+
+// Which activation rows a block's tile covers. Dense: tile y = rows [8y, 8y + 8) of matrix
+// `matrix`. Experts: tile y = (expert, first, count) from the device plan; sorted column c is pair
+// sorted[c], reading x row pair / pairs_per_x_row and writing y row pair.
+struct Columns {
+    const int32_t* tiles = nullptr;
+    const int32_t* n_tiles = nullptr;
+    const int32_t* sorted = nullptr;
+    int64_t pairs_per_x_row = 1;
+    int64_t n_cols = 0;
+    int64_t matrix = 0;
+};
+
+template <TensorType T>
+__global__ void matmul_kernel(const uint8_t* w, uint64_t matrix_bytes, uint64_t row_bytes, int64_t n_in, int64_t n_out,
+                              const float* x, float* y, Columns cols) {
+    constexpr int kCols = kGpuMatmulColumns;
+    const int lane = static_cast<int>(threadIdx.x) % vendor::kWarpSize;
+    const int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x / vendor::kWarpSize) + threadIdx.x / vendor::kWarpSize;
+    int64_t matrix, first, count;
+    if (cols.tiles) {
+        if (static_cast<int32_t>(blockIdx.y) >= *cols.n_tiles) return;
+        const int32_t* tile = cols.tiles + 3 * blockIdx.y;
+        matrix = tile[0], first = tile[1], count = tile[2];
+    } else {
+        matrix = cols.matrix, first = static_cast<int64_t>(blockIdx.y) * kCols;
+        count = min(static_cast<int64_t>(kCols), cols.n_cols - first);
+    }
+    if (o >= n_out) return;  // no barriers below: a whole warp leaves together
+
+    const float* xin[kCols];
+    int64_t yrow[kCols];
+#pragma unroll
+    for (int j = 0; j < kCols; ++j) {
+        const int64_t c = first + min(static_cast<int64_t>(j), count - 1);
+        const int64_t pair = cols.sorted ? cols.sorted[c] : c;
+        xin[j] = x + (cols.sorted ? pair / cols.pairs_per_x_row : c) * n_in;
+        yrow[j] = pair;
+    }
+    const uint8_t* row = w + static_cast<uint64_t>(matrix) * matrix_bytes + static_cast<uint64_t>(o) * row_bytes;
+    float acc[kCols] = {};
+    for (int64_t ch = lane; ch < n_in / 32; ch += vendor::kWarpSize) {
+        float v[32];
+        dequant_chunk<T>(row, ch, v);
+#pragma unroll
+        for (int j = 0; j < kCols; ++j) {
+            if (j >= count) break;
+            const float4* xp = reinterpret_cast<const float4*>(xin[j] + 32 * ch);
+            float s = 0.0f;
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                const float4 a = xp[i];
+                s += v[4 * i] * a.x + v[4 * i + 1] * a.y + v[4 * i + 2] * a.z + v[4 * i + 3] * a.w;
+            }
+            acc[j] += s;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < kCols; ++j) {
+        if (j >= count) break;  // count is the same for the whole warp
+        const float s = warp_sum(acc[j]);
+        if (lane == 0) y[yrow[j] * n_out + o] = s;
+    }
+}
+
+void check_weight(const DeviceWeight& w, const char* op) {
+    STRATA_CHECK(w.data != nullptr, op);
+    STRATA_CHECK(w.ne[0] % 32 == 0, "GPU weight rows must be a multiple of 32 values");
+    STRATA_CHECK(gpu_supports_type(w.type), "weight type without a GPU kernel (check gpu_supports_type at load)");
+}
+
+void launch_matmul(const DeviceWeight& w, const float* x, float* y, const Columns& cols, int64_t grid_y, GpuContext& ctx) {
+    const int64_t rows_per_block = kMatmulBlock / ctx.warp_size();
+    const dim3 grid(grid_for(w.ne[1], static_cast<int>(rows_per_block)), static_cast<unsigned>(grid_y));
+    const uint64_t matrix_bytes = static_cast<uint64_t>(w.ne[1]) * w.row_bytes;
+    dispatch_weight_type(w.type, [&](auto tag) {
+        matmul_kernel<decltype(tag)::value><<<grid, kMatmulBlock, 0, stream_of(ctx)>>>(
+            w.data, matrix_bytes, w.row_bytes, w.ne[0], w.ne[1], x, y, cols);
+    });
+    STRATA_GPU_LAUNCHED();
+}
+
+}  // namespace
+
+void gpu_get_rows(const DeviceWeight& w, const int32_t* ids, int64_t n, float* out, GpuContext& ctx) {
+    check_weight(w, "gpu_get_rows with an absent weight");
+    if (n == 0) return;
+    const dim3 grid(grid_for(w.ne[0] / 32, kGetRowsBlock), static_cast<unsigned>(n));
+    dispatch_weight_type(w.type, [&](auto tag) {
+        get_rows_kernel<decltype(tag)::value><<<grid, kGetRowsBlock, 0, stream_of(ctx)>>>(w.data, w.row_bytes, w.ne[0], ids, out);
+    });
+    STRATA_GPU_LAUNCHED();
+}
+
+void gpu_matmul(const DeviceWeight& w, int64_t matrix, const float* x, int64_t n_tokens, float* y, GpuContext& ctx) {
+    check_weight(w, "gpu_matmul with an absent weight");
+    STRATA_CHECK(matrix >= 0 && matrix < w.ne[2] * w.ne[3], "gpu_matmul matrix index out of range");
+    if (n_tokens == 0) return;
+    Columns cols;
+    cols.n_cols = n_tokens;
+    cols.matrix = matrix;
+    launch_matmul(w, x, y, cols, (n_tokens + kGpuMatmulColumns - 1) / kGpuMatmulColumns, ctx);
+}
+
+void gpu_matmul_experts(const DeviceWeight& w, const MoePlan& plan, const float* x, int64_t pairs_per_x_row, float* y,
+                        GpuContext& ctx) {
+    check_weight(w, "gpu_matmul_experts with an absent weight");
+    if (plan.n_pairs == 0) return;
+    Columns cols;
+    cols.tiles = plan.tiles;
+    cols.n_tiles = plan.n_tiles;
+    cols.sorted = plan.sorted;
+    cols.pairs_per_x_row = pairs_per_x_row;
+    launch_matmul(w, x, y, cols, plan.max_tiles, ctx);
+}
+
+}  // namespace strata::gpu

@@ -1,0 +1,86 @@
+#pragma once
+// CUDA side of the vendor layer (see vendor/runtime.h): thin typed wrappers of the runtime API and
+// the few device intrinsics kernels need. vendor/hip.h defines the same names for HIP.
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace strata::gpu::vendor {
+
+using Error = cudaError_t;
+using Stream = cudaStream_t;
+using Event = cudaEvent_t;
+inline constexpr const char* kRuntimeName = "CUDA";
+
+inline bool ok(Error e) { return e == cudaSuccess; }
+inline const char* error_string(Error e) { return cudaGetErrorString(e); }
+inline Error last_error() { return cudaGetLastError(); }
+
+inline Error device_count(int* n) { return cudaGetDeviceCount(n); }
+inline Error set_device(int ordinal) { return cudaSetDevice(ordinal); }
+inline Error memory_info(size_t* free_bytes, size_t* total_bytes) { return cudaMemGetInfo(free_bytes, total_bytes); }
+
+struct DeviceProps {
+    std::string name;
+    std::string arch;  // "sm_90"
+    uint64_t total_bytes = 0;
+    int warp_size = 0;
+    int multiprocessors = 0;
+};
+inline Error device_props(int ordinal, DeviceProps* out) {
+    cudaDeviceProp p{};
+    const Error e = cudaGetDeviceProperties(&p, ordinal);
+    if (e != cudaSuccess) return e;
+    out->name = p.name;
+    out->arch = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+    out->total_bytes = p.totalGlobalMem;
+    out->warp_size = p.warpSize;
+    out->multiprocessors = p.multiProcessorCount;
+    return e;
+}
+
+inline Error malloc_device(void** ptr, size_t bytes) { return cudaMalloc(ptr, bytes); }
+inline Error free_device(void* ptr) { return cudaFree(ptr); }
+inline Error malloc_pinned(void** ptr, size_t bytes) { return cudaMallocHost(ptr, bytes); }
+inline Error free_pinned(void* ptr) { return cudaFreeHost(ptr); }
+
+inline Error copy_h2d_async(void* dst, const void* src, size_t bytes, Stream s) {
+    return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s);
+}
+inline Error copy_d2h_async(void* dst, const void* src, size_t bytes, Stream s) {
+    return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s);
+}
+inline Error copy_d2d_async(void* dst, const void* src, size_t bytes, Stream s) {
+    return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s);
+}
+inline Error memset_async(void* dst, int value, size_t bytes, Stream s) { return cudaMemsetAsync(dst, value, bytes, s); }
+
+inline Error stream_create(Stream* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); }
+inline Error stream_destroy(Stream s) { return cudaStreamDestroy(s); }
+inline Error stream_synchronize(Stream s) { return cudaStreamSynchronize(s); }
+
+inline Error event_create(Event* e) { return cudaEventCreate(e); }
+inline Error event_destroy(Event e) { return cudaEventDestroy(e); }
+inline Error event_record(Event e, Stream s) { return cudaEventRecord(e, s); }
+inline Error event_synchronize(Event e) { return cudaEventSynchronize(e); }
+inline Error event_elapsed_ms(float* ms, Event start, Event end) { return cudaEventElapsedTime(ms, start, end); }
+
+// ---- device side ------------------------------------------------------------------------------
+#if defined(__CUDACC__)
+// Threads per warp as the kernel being compiled sees it. Device code only: launch sizes on the
+// host come from DeviceProps::warp_size (a HIP host pass would see 64 for every target).
+inline constexpr int kWarpSize = 32;
+
+__device__ __forceinline__ float shfl_xor(float v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, v, lane_mask); }
+__device__ __forceinline__ int shfl_xor(int v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, v, lane_mask); }
+// c + Σ a.byte[i] · b.byte[i] over four signed bytes.
+__device__ __forceinline__ int dot4_i8(int a, int b, int c) { return __dp4a(a, b, c); }
+__device__ __forceinline__ float half_bits_to_float(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+__device__ __forceinline__ uint16_t float_to_half_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
+#endif
+
+}  // namespace strata::gpu::vendor

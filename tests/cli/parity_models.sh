@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# `strata parity` on every reference model in both modes (batch and token-by-token decode), as a
+# user would run it; plus the GPU backend, which must pass on a GPU machine and skip (exit 0)
+# elsewhere. Thresholds are the command's defaults (NMSE 1e-4, top-1 90%).
+set -euo pipefail
+strata="$1"
+data="${STRATA_TESTDATA:-$2}"
+refs=("$data"/models/*.ref.gguf)
+[[ -e "${refs[0]}" ]] || { echo "parity: test data missing under $data, skipped"; exit 0; }
+for ref in "${refs[@]}"; do
+  model="${ref%.ref.gguf}.gguf"
+  "$strata" parity "$model" "$ref" --mode both -t 2
+done
+"$strata" parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --backend gpu --mode both

@@ -1,0 +1,143 @@
+#pragma once
+// Shared pieces of the GPU op-parity suite (tests/gpu/*_test.cpp), in the manner of ggml's
+// test-backend-ops: every GPU op runs on random inputs and is compared with the CPU reference op
+// by normalized mean squared error, Σ(gpu − cpu)² / Σ cpu², against a per-op threshold.
+//
+// How to add a case: build the inputs with random_floats()/make_weight(), run the CPU op, copy
+// the inputs with to_device(), run the GPU op on the fixture's ctx(), read the result back with
+// from_device(), and finish with EXPECT_NMSE(op_name, gpu, cpu, threshold). Pick the threshold
+// from what differs legitimately: float summation order (~1e-12), the CPU's quantized activations
+// in matmul (~1e-5), f16 KV rounding (only if the reference does not round the same way).
+// Every case prints its NMSE, so a device run's log is the parity table.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/gpu/device_runtime.h"
+#include "backend/gpu/gpu_model.h"
+#include "model/weights.h"
+#include "quant/traits.h"
+
+namespace strata::test {
+
+inline double nmse(const std::vector<float>& got, const std::vector<float>& want) {
+    double err = 0.0, norm = 0.0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        const double d = static_cast<double>(got[i]) - want[i];
+        err += d * d;
+        norm += static_cast<double>(want[i]) * want[i];
+    }
+    return norm > 0 ? err / norm : err;
+}
+
+#define EXPECT_NMSE(name, got, want, limit)                                                              \
+    do {                                                                                                 \
+        ASSERT_EQ((got).size(), (want).size()) << (name);                                                \
+        const double nmse_value_ = ::strata::test::nmse((got), (want));                                  \
+        std::printf("op-parity  %-48s nmse %.3e  (limit %.0e)  %s\n", std::string(name).c_str(), nmse_value_, \
+                    static_cast<double>(limit), nmse_value_ <= (limit) ? "ok" : "FAIL");                 \
+        EXPECT_LE(nmse_value_, (limit)) << (name);                                                       \
+        EXPECT_FALSE(std::isnan(nmse_value_)) << (name);                                                 \
+    } while (0)
+
+inline std::vector<float> random_floats(std::mt19937& rng, size_t n, float scale = 1.0f) {
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
+// A weight tensor quantized from random values, with a Weight view of its bytes.
+struct HostWeight {
+    std::vector<uint8_t> bytes;
+    Weight view;
+};
+
+inline HostWeight make_weight(TensorType type, int64_t n_in, int64_t n_out, int64_t n_matrices, std::mt19937& rng) {
+    HostWeight w;
+    const uint64_t row_bytes = tensor_type_info(type)->row_bytes(static_cast<uint64_t>(n_in));
+    const int64_t rows = n_out * n_matrices;
+    w.bytes.resize(row_bytes * static_cast<uint64_t>(rows));
+    const QuantizeRowFn quantize = quant_traits(type).quantize_row;
+    for (int64_t r = 0; r < rows; ++r) {
+        const std::vector<float> values = random_floats(rng, static_cast<size_t>(n_in));
+        quantize(values.data(), w.bytes.data() + static_cast<uint64_t>(r) * row_bytes, n_in);
+    }
+    w.view.data = w.bytes.data();
+    w.view.type = type;
+    w.view.ne[0] = n_in, w.view.ne[1] = n_out, w.view.ne[2] = n_matrices;
+    w.view.row_bytes = row_bytes;
+    return w;
+}
+
+// The weight formats the GPU kernels read (each with a reference quantizer to make test data).
+inline std::vector<TensorType> gpu_weight_types() {
+    using T = TensorType;
+    return {T::F32, T::F16, T::BF16, T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0,
+            T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K};
+}
+
+}  // namespace strata::test
+
+#if STRATA_HAS_GPU
+#include "backend/gpu/gpu_ops.h"
+
+namespace strata::test {
+
+// Skips every test of the suite, with the reason, when no GPU can run here.
+class GpuOpTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::vector<gpu::DeviceInfo> devices;
+        std::string why;
+        if (!gpu::find_devices(&devices, &why)) GTEST_SKIP() << "no GPU: " << why;
+        pool_ = std::make_unique<gpu::DevicePool>(devices[0].ordinal);
+        ctx_ = std::make_unique<gpu::GpuContext>(devices[0].ordinal, *pool_);
+    }
+    void TearDown() override {
+        keep_.clear();
+        ctx_.reset();
+        pool_.reset();
+    }
+    gpu::GpuContext& ctx() { return *ctx_; }
+    gpu::DevicePool& pool() { return *pool_; }
+
+    // Device copy of host data, alive until the test ends.
+    template <typename T> T* to_device(const std::vector<T>& host) {
+        gpu::DeviceBuffer b = pool_->allocate(std::max<size_t>(1, host.size()) * sizeof(T));
+        ctx_->upload(b.data(), host.data(), host.size() * sizeof(T));
+        T* p = b.as<T>();
+        keep_.push_back(std::move(b));
+        ctx_->synchronize();
+        return p;
+    }
+    template <typename T> T* device_zeros(size_t n) { return to_device(std::vector<T>(n)); }
+    template <typename T> std::vector<T> from_device(const T* p, size_t n) {
+        std::vector<T> host(n);
+        ctx_->download(host.data(), p, n * sizeof(T));
+        ctx_->synchronize();
+        return host;
+    }
+    gpu::DeviceWeight to_device(const HostWeight& w) {
+        gpu::DeviceWeight d;
+        d.data = to_device(w.bytes);
+        d.type = w.view.type;
+        for (int i = 0; i < 4; ++i) d.ne[i] = w.view.ne[i];
+        d.row_bytes = w.view.row_bytes;
+        return d;
+    }
+
+private:
+    std::unique_ptr<gpu::DevicePool> pool_;
+    std::unique_ptr<gpu::GpuContext> ctx_;
+    std::vector<gpu::DeviceBuffer> keep_;
+};
+
+}  // namespace strata::test
+#endif

@@ -1,0 +1,160 @@
+// GPU ops vs CPU reference ops: embedding rows, matmul for every weight type, and the element-wise
+// and per-row ops (see op_parity.h for the method and how to add a case). Skips without a GPU.
+#include "gpu/op_parity.h"
+
+#include <fmt/format.h>
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/ops.h"
+#include "core/thread_pool.h"
+
+namespace strata::test {
+namespace {
+
+#if STRATA_HAS_GPU
+
+// Exact reference: weights dequantized by the scalar reference, products summed in double.
+std::vector<float> exact_matmul(const HostWeight& w, int64_t matrix, const std::vector<float>& x, int64_t n_tokens) {
+    const int64_t n_in = w.view.ne[0], n_out = w.view.ne[1];
+    std::vector<float> row(static_cast<size_t>(n_in)), y(static_cast<size_t>(n_tokens * n_out));
+    for (int64_t o = 0; o < n_out; ++o) {
+        quant_traits(w.view.type).dequantize_row(w.view.matrix(matrix) + static_cast<uint64_t>(o) * w.view.row_bytes,
+                                                 row.data(), n_in);
+        for (int64_t t = 0; t < n_tokens; ++t) {
+            double s = 0.0;
+            for (int64_t i = 0; i < n_in; ++i) s += static_cast<double>(row[static_cast<size_t>(i)]) * x[static_cast<size_t>(t * n_in + i)];
+            y[static_cast<size_t>(t * n_out + o)] = static_cast<float>(s);
+        }
+    }
+    return y;
+}
+
+class GpuOps : public GpuOpTest {};
+
+TEST_F(GpuOps, GetRowsEveryType) {
+    std::mt19937 rng(1);
+    for (TensorType type : gpu_weight_types()) {
+        const int64_t n_embd = 512, n_vocab = 37;
+        HostWeight w = make_weight(type, n_embd, n_vocab, 1, rng);
+        const std::vector<int32_t> ids = {0, 36, 5, 5, 17, 1, 30};
+        const int64_t n = static_cast<int64_t>(ids.size());
+        std::vector<float> want(static_cast<size_t>(n * n_embd));
+        cpu_get_rows(w.view, ids.data(), n, want.data());
+        float* out = device_zeros<float>(want.size());
+        gpu::gpu_get_rows(to_device(w), to_device(ids), n, out, ctx());
+        EXPECT_NMSE(fmt::format("get_rows {} [{}, {}] n={}", tensor_type_name(type), n_embd, n_vocab, n),
+                    from_device(out, want.size()), want, 1e-12);
+    }
+}
+
+// Shapes: a decode row, a prefill batch that is not a multiple of the 8-column tile, an odd
+// output count (partial last block), and matrix 2 of a stacked expert tensor.
+TEST_F(GpuOps, MatmulEveryTypeAndShape) {
+    struct Shape { int64_t n_in, n_out, n_tokens, n_matrices, matrix; };
+    const Shape shapes[] = {{256, 64, 1, 1, 0}, {512, 96, 13, 1, 0}, {768, 33, 8, 1, 0}, {256, 40, 3, 4, 2}};
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    CpuContext cpu(pool);
+    std::mt19937 rng(2);
+    for (TensorType type : gpu_weight_types()) {
+        for (const Shape& s : shapes) {
+            HostWeight w = make_weight(type, s.n_in, s.n_out, s.n_matrices, rng);
+            const std::vector<float> x = random_floats(rng, static_cast<size_t>(s.n_tokens * s.n_in));
+            std::vector<float> want(static_cast<size_t>(s.n_tokens * s.n_out));
+            cpu_matmul(w.view, s.matrix, x.data(), s.n_tokens, want.data(), cpu);
+            float* y = device_zeros<float>(want.size());
+            gpu::gpu_matmul(to_device(w), s.matrix, to_device(x), s.n_tokens, y, ctx());
+            const std::vector<float> got = from_device(y, want.size());
+            const std::string name = fmt::format("matmul {} [{}, {}]x{} n={}", tensor_type_name(type), s.n_in, s.n_out,
+                                                 s.n_matrices, s.n_tokens);
+            // The CPU op quantizes activations to the weight's dot type (Q8_0/Q8_K/F16): ~1e-5.
+            EXPECT_NMSE(name + " vs cpu", got, want, 5e-4);
+            // Against the exact product only f32 summation order differs.
+            EXPECT_NMSE(name + " vs exact", got, exact_matmul(w, s.matrix, x, s.n_tokens), 1e-10);
+        }
+    }
+}
+
+TEST_F(GpuOps, RmsNorm) {
+    std::mt19937 rng(3);
+    struct Shape { int64_t rows, n; bool weight; };
+    for (const Shape s : {Shape{5, 64, true}, Shape{3, 4096, true}, Shape{16, 128, false}}) {
+        const std::vector<float> x = random_floats(rng, static_cast<size_t>(s.rows * s.n), 3.0f);
+        const std::vector<float> w = random_floats(rng, static_cast<size_t>(s.n));
+        std::vector<float> want(x.size());
+        cpu_rms_norm(x.data(), s.weight ? w.data() : nullptr, s.rows, s.n, 1e-6f, want.data());
+        float* out = device_zeros<float>(x.size());
+        gpu::gpu_rms_norm(to_device(x), s.weight ? to_device(w) : nullptr, s.rows, s.n, 1e-6f, out, ctx());
+        EXPECT_NMSE(fmt::format("rms_norm [{}, {}]{}", s.n, s.rows, s.weight ? "" : " no weight"), from_device(out, x.size()),
+                    want, 1e-11);
+    }
+}
+
+TEST_F(GpuOps, RopeNormalNeoxPartial) {
+    std::mt19937 rng(4);
+    struct Case { RopeStyle style; int64_t head_dim, rope_dims, n_head; float base; };
+    const Case cases[] = {{RopeStyle::Normal, 64, 64, 4, 10000.0f}, {RopeStyle::Neox, 128, 128, 8, 1e6f},
+                          {RopeStyle::Normal, 64, 32, 2, 10000.0f}, {RopeStyle::Neox, 80, 40, 3, 5e5f}};
+    const std::vector<int32_t> positions = {0, 1, 7, 255, 4095, 40000};
+    const int64_t n = static_cast<int64_t>(positions.size());
+    for (const Case& c : cases) {
+        const std::vector<float> x = random_floats(rng, static_cast<size_t>(n * c.n_head * c.head_dim));
+        std::vector<float> want = x;
+        cpu_rope(want.data(), n, c.n_head, RopeParams{c.style, c.head_dim, c.rope_dims, c.base}, positions.data());
+        float* d = to_device(x);
+        gpu::gpu_rope(d, n, c.n_head, gpu::GpuRope{c.style == RopeStyle::Neox, c.head_dim, c.rope_dims, c.base},
+                      to_device(positions), ctx());
+        EXPECT_NMSE(fmt::format("rope {} head {} rotating {} base {}", c.style == RopeStyle::Neox ? "neox" : "normal",
+                                c.head_dim, c.rope_dims, c.base),
+                    from_device(d, x.size()), want, 1e-11);
+    }
+}
+
+TEST_F(GpuOps, ElementWise) {
+    std::mt19937 rng(5);
+    const int64_t rows = 7, n = 1000;
+    const std::vector<float> a = random_floats(rng, static_cast<size_t>(rows * n), 4.0f);
+    const std::vector<float> b = random_floats(rng, static_cast<size_t>(rows * n));
+    const std::vector<float> bias = random_floats(rng, static_cast<size_t>(n));
+    {
+        std::vector<float> want = a;
+        cpu_swiglu(want.data(), b.data(), rows * n);
+        float* d = to_device(a);
+        gpu::gpu_swiglu(d, to_device(b), rows * n, ctx());
+        EXPECT_NMSE("swiglu [1000, 7]", from_device(d, a.size()), want, 1e-11);
+    }
+    {
+        std::vector<float> want = a;
+        cpu_add(want.data(), b.data(), rows * n);
+        float* d = to_device(a);
+        gpu::gpu_add(d, to_device(b), rows * n, ctx());
+        EXPECT_NMSE("add [1000, 7]", from_device(d, a.size()), want, 1e-14);
+    }
+    {
+        std::vector<float> want = a;
+        cpu_add_bias(want.data(), bias.data(), rows, n);
+        float* d = to_device(a);
+        gpu::gpu_add_bias(d, to_device(bias), rows, n, ctx());
+        EXPECT_NMSE("add_bias [1000, 7]", from_device(d, a.size()), want, 1e-14);
+    }
+    for (int64_t width : {8, 128, 1000}) {
+        const std::vector<float> x(a.begin(), a.begin() + rows * width);
+        std::vector<float> want = x;
+        for (int64_t r = 0; r < rows; ++r) cpu_softmax(want.data() + r * width, width);
+        float* d = to_device(x);
+        gpu::gpu_softmax(d, rows, width, ctx());
+        EXPECT_NMSE(fmt::format("softmax [{}, 7]", width), from_device(d, x.size()), want, 1e-11);
+    }
+}
+
+#else
+
+TEST(GpuOps, SkippedWithoutGpuSupport) {
+    const std::string why = gpu_unavailable_reason();
+    EXPECT_NE(why.find("no GPU support in this build"), std::string::npos) << why;
+    GTEST_SKIP() << why;
+}
+
+#endif
+
+}  // namespace
+}  // namespace strata::test
