@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "server/text_stream.h"
+#include "runtime/text_stream.h"
 
 namespace strata::server {
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/file.h"
@@ -25,16 +26,22 @@ TEST_P(ModelParity, MatchesTransformersLogits) {
     STRATA_SKIP_IF_MISSING(model_path);
     STRATA_SKIP_IF_MISSING(ref_path);
     ThreadPool pool(ThreadPool::Options{.threads = 2});
-    for (bool one_by_one : {false, true}) {
-        auto report = run_parity(model_path, ref_path, one_by_one ? 1 : 0, pool);
+    // Chunks of 5 cross batch boundaries mid-prompt: recurrent state and KV cache must carry.
+    for (int64_t chunk : {0, 1, 5}) {
+        auto report = run_parity(model_path, ref_path, chunk, pool);
         ASSERT_TRUE(report) << report.status().message();
-        SCOPED_TRACE(one_by_one ? "token by token" : "one batch");
+        SCOPED_TRACE(chunk == 0 ? "one batch" : "chunks of " + std::to_string(chunk));
         EXPECT_LT(report->nmse, 1e-5) << name;
         EXPECT_GE(report->top1_agree, report->n_tokens - 1) << name;
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, ModelParity, ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral"));
+// Every architecture of the fixtures: Llama family (llama, qwen3, qwen3moe, mixtral), deepseek2
+// (MLA, grouped sigmoid routing, shared experts), gpt-oss (sinks, sliding window, YaRN, clamped
+// SwiGLU) and the gated-DeltaNet hybrids (qwen3next, qwen35moe).
+INSTANTIATE_TEST_SUITE_P(Architectures, ModelParity,
+                         ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "deepseek3", "gptoss", "qwen3next",
+                                           "qwen35moe"));
 
 TEST(ModelLoad, UnsupportedArchitectureIsNamed) {
     test::ScratchDir dir;

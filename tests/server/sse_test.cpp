@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "server/sse.h"
-#include "server/text_stream.h"
+#include "runtime/text_stream.h"
 
 namespace strata::server {
 namespace {

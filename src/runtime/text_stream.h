@@ -1,8 +1,8 @@
 #pragma once
 // Generated text on its way to a client, a token's piece at a time: text that could still turn
 // out to be the start of a stop string, or that ends in the middle of a UTF-8 character, is held
-// back until the next pieces decide it. (The same rules as runtime/generate.cpp, in a step-wise
-// form, because the scheduler interleaves the decode steps of several requests.)
+// back until the next pieces decide it. Used by generate() and, step by step, by the server's
+// scheduler, which interleaves the decode steps of several requests.
 //
 //   StopStringStreamer s({"\n\n"});
 //   std::string ready = s.push(piece);    // safe to send now
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace strata::server {
+namespace strata {
 
 class StopStringStreamer {
 public:
@@ -31,4 +31,4 @@ private:
     bool stopped_ = false;
 };
 
-}  // namespace strata::server
+}  // namespace strata

@@ -1,8 +1,8 @@
-#include "server/text_stream.h"
+#include "runtime/text_stream.h"
 
 #include <algorithm>
 
-namespace strata::server {
+namespace strata {
 
 namespace {
 // Length of the longest prefix of s that does not end inside a UTF-8 character.
@@ -68,4 +68,4 @@ std::string StopStringStreamer::finish() {
     return out;
 }
 
-}  // namespace strata::server
+}  // namespace strata
