@@ -15,7 +15,11 @@ packages=(
   libcpp-httplib-dev                              # HTTP server
   clang libclang-rt-14-dev                        # libFuzzer targets
   curl python3                                    # end-to-end test scripts (HTTP client, JSON checks)
+  nodejs chromium                                 # tests/clients: the openai npm client, the page in a browser
 )
+# Debian's npm only when no npm is there: NodeSource's nodejs (Node 20) bundles npm and conflicts
+# with Debian's npm package. Debian 12's own nodejs is 18; tests/cli/clients.sh skips below 20.
+if ! command -v npm > /dev/null; then packages+=(npm); fi
 if [[ "${STRATA_SETUP_TRAINING:-0}" == "1" ]]; then
   packages+=(bible-kjv bible-kjv-text python3)
 fi

@@ -1,0 +1,70 @@
+// The chat page at / in headless Chromium (Debian's, driven by playwright-core; Playwright never
+// downloads a browser here): type a message, send it, and see the streamed reply arrive.
+// The screenshot goes to $CLIENTS_ARTIFACTS (default: the system temp dir).
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+const { chromium } = require("playwright-core");
+const { startServer } = require("./server.cjs");
+
+const apiKey = "page-test-key";
+const artifacts = process.env.CLIENTS_ARTIFACTS || os.tmpdir();
+let server, context, profile;
+
+test.before(async () => {
+  server = await startServer({ apiKey });
+  profile = fs.mkdtempSync(path.join(os.tmpdir(), "strata-chromium-"));
+  // The background-networking flags matter: on a closed network Chromium otherwise keeps
+  // trying Google's hosts. A fresh profile (--user-data-dir, which Playwright takes as the
+  // first argument here) keeps old state out of the test.
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    viewport: { width: 1100, height: 640 },
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+});
+test.after(async () => {
+  if (context) await context.close();
+  if (server) await server.stop();
+  if (profile) fs.rmSync(profile, { recursive: true, force: true });
+});
+
+test("the page streams a reply to a typed message", async () => {
+  const page = await context.newPage();
+  // The page reads its API key from localStorage, so it is set before any of its scripts run.
+  await page.addInitScript((key) => localStorage.setItem("strata-key", key), apiKey);
+  await page.goto(server.baseURL + "/");
+  await page.locator("#model").filter({ hasText: "strata-kjv-moe" }).waitFor({ timeout: 10000 });
+  await page.fill("#temp", "0");
+  await page.fill("#maxtok", "40");
+  await page.fill("#input", "Tell me of the creation of light.");
+  // Count changes to the conversation: a streamed reply changes it once per delta, not once.
+  await page.evaluate(() => {
+    window.logChanges = 0;
+    new MutationObserver((m) => { window.logChanges += m.length; })
+      .observe(document.getElementById("log"), { subtree: true, childList: true, characterData: true });
+  });
+  await page.click("#send");
+
+  const reply = page.locator(".msg.assistant span");
+  await page.locator(".msg.user").filter({ hasText: "creation of light" }).waitFor();
+  // The reply is complete once Send is enabled again.
+  await page.waitForFunction(() => document.querySelector(".msg.assistant span")?.textContent.length > 0);
+  await page.locator("#send:not([disabled])").waitFor({ timeout: 60000 });
+  const changes = await page.evaluate(() => window.logChanges);
+  assert.ok(changes > 5, `the conversation changed only ${changes} times: the reply was not streamed`);
+  assert.equal(await page.locator(".msg.error").count(), 0, "the page showed an error");
+  const text = (await reply.textContent()).trim();
+  assert.ok(text.length > 0, "empty reply");
+  await page.locator("#speed").filter({ hasText: "tok/s" }).waitFor();
+  // The metrics panel polls /metrics every 2 s; once it counts the reply, the page is complete.
+  await page.waitForFunction(() => [...document.querySelectorAll("#metrics tr")]
+    .some((r) => r.cells[0].textContent === "tokens out" && Number(r.cells[1].textContent) > 0), null, { timeout: 5000 });
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, "web-page.png") });
+});
