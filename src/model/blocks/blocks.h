@@ -8,6 +8,7 @@
 //   else dense_ffn_block(layer.ffn, cfg, x, batch, ctx);
 
 #include <cstdint>
+#include <span>
 
 #include "backend/cpu/cpu_context.h"
 #include "kv/kv_cache.h"
@@ -16,11 +17,16 @@
 
 namespace strata {
 
+class MoeExpertSource;
+
 struct Batch {
     const int32_t* tokens = nullptr;
     const int32_t* positions = nullptr;  // positions[t] = pos0 + t
     int64_t n_tokens = 0;
     int64_t pos0 = 0;
+    // Optional expert tiering (src/experts/): null reads every routed expert from its stacked
+    // tensor in the mapped file; set, the MoE blocks ask it where each selected expert lives.
+    MoeExpertSource* expert_source = nullptr;
 };
 
 // Shapes (GGUF order, [in, out]) in comments.
@@ -44,6 +50,26 @@ struct MoeFfnWeights {
     Weight router;               // [n_embd, n_expert]
     Weight gate_exps, up_exps;   // [n_embd, n_ff_expert, n_expert]
     Weight down_exps;            // [n_ff_expert, n_embd, n_expert]
+};
+
+// Where the MoE block reads the selected experts' matrices from (implemented by src/experts/, which
+// keeps copies of some experts in a fast tier). Only the location changes, never the arithmetic:
+// a tiered step gives the same logits as an all-resident one. Per MoE layer and batch:
+// begin_step → matrices(ex) for each selected expert → end_step; memory handed out by matrices()
+// stays valid until end_step, after which the source may admit and evict.
+struct MoeExpertMatrices {
+    const Weight* gate;    // [n_embd, n_ff_expert, *] — matrix `index` is the expert
+    const Weight* up;
+    const Weight* down;    // [n_ff_expert, n_embd, *]
+    int64_t index;
+};
+class MoeExpertSource {
+public:
+    virtual ~MoeExpertSource() = default;
+    // w identifies the layer; tokens_per_expert[ex] > 0 for each expert this batch selected.
+    virtual void begin_step(const MoeFfnWeights& w, std::span<const int64_t> tokens_per_expert) = 0;
+    virtual MoeExpertMatrices matrices(int64_t expert) = 0;
+    virtual void end_step() = 0;
 };
 
 void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, KvCache& kv,

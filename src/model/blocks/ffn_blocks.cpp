@@ -62,20 +62,30 @@ void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, con
     float* up = ctx.scratch_floats(kUp, static_cast<size_t>(pairs * ff));
     float* out = ctx.scratch_floats(kExpertOut, static_cast<size_t>(pairs * e));
     std::vector<MatmulJob> gate_up_jobs, down_jobs;
+    // Expert tiering hook (see MoeExpertSource): the source says where each expert is read from.
+    MoeExpertSource* source = batch.expert_source;
+    if (source) {
+        std::vector<int64_t> tokens_per_expert(static_cast<size_t>(n_exp));
+        for (int64_t ex = 0; ex < n_exp; ++ex)
+            tokens_per_expert[static_cast<size_t>(ex)] = static_cast<int64_t>(by_expert[static_cast<size_t>(ex)].size());
+        source->begin_step(w, tokens_per_expert);
+    }
     int64_t row = 0;
     for (int64_t ex = 0; ex < n_exp; ++ex) {
         const auto& routed = by_expert[static_cast<size_t>(ex)];
         if (routed.empty()) continue;
         const int64_t m = static_cast<int64_t>(routed.size());
         for (int64_t i = 0; i < m; ++i) std::copy_n(h + routed[static_cast<size_t>(i)].first * e, e, gathered + (row + i) * e);
-        gate_up_jobs.push_back({&w.gate_exps, ex, gathered + row * e, m, gate + row * ff});
-        gate_up_jobs.push_back({&w.up_exps, ex, gathered + row * e, m, up + row * ff});
-        down_jobs.push_back({&w.down_exps, ex, gate + row * ff, m, out + row * e});
+        const MoeExpertMatrices mx = source ? source->matrices(ex) : MoeExpertMatrices{&w.gate_exps, &w.up_exps, &w.down_exps, ex};
+        gate_up_jobs.push_back({mx.gate, mx.index, gathered + row * e, m, gate + row * ff});
+        gate_up_jobs.push_back({mx.up, mx.index, gathered + row * e, m, up + row * ff});
+        down_jobs.push_back({mx.down, mx.index, gate + row * ff, m, out + row * e});
         row += m;
     }
     cpu_matmul_grouped(gate_up_jobs, ctx);
     cpu_swiglu(gate, up, row * ff);
     cpu_matmul_grouped(down_jobs, ctx);
+    if (source) source->end_step();  // the expert matrices are no longer read
 
     row = 0;
     for (int64_t ex = 0; ex < n_exp; ++ex) {
