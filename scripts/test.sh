@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: setup; a bounded fuzz run of the parsers in a separate
 # clang build (libFuzzer needs clang; only the parser layers are compiled into it); then a
-# warnings-as-errors build; command 1 of the README (scripts/run.sh) without a terminal; and every
+# warnings-as-errors build (with CUDA when nvcc is present); command 1 of the README
+# (scripts/run.sh) without a terminal; the HIP build and its no-device path; and every
 # ctest (unit, reference data, CLI and server end-to-end, and GPU tests, which skip cleanly without
 # a GPU). Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh
+# The AMD (HIP) flavour is built too, so its packages are part of the suite's setup.
+STRATA_SETUP_HIP="${STRATA_SETUP_HIP:-1}" bash scripts/setup.sh
 jobs=$(nproc)
 
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
@@ -22,5 +24,19 @@ cmake --build build -j "$jobs"
 run_out=$(bash scripts/run.sh </dev/null 2>&1)
 printf '%s\n' "$run_out" | tail -n 12
 grep -qwE "the|and|unto|of" <<<"$run_out" || { echo "scripts/run.sh printed no text"; exit 1; }
+
+# The HIP flavour (clang-19, gfx906 gfx1030 gfx1100 gfx1151 gfx1200 gfx1201; docs in
+# cmake/StrataGpu.cmake): it must build, and without an AMD GPU say so and run on the CPU.
+if [[ "${STRATA_SETUP_HIP:-1}" == "1" ]]; then
+  cmake -S . -B build-hip -G Ninja -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DSTRATA_HIP=ON -DSTRATA_BUILD_TESTS=OFF -DSTRATA_BUILD_BENCH=OFF
+  cmake --build build-hip -j "$jobs" --target strata
+  build-hip/bin/strata devices
+  data="${STRATA_TESTDATA:-../shared/testdata}"
+  if [[ -f "$data/models/qwen3moe.gguf" ]]; then
+    build-hip/bin/strata parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --backend gpu
+    build-hip/bin/strata parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --backend cpu
+  fi
+fi
 
 ctest --test-dir build -j "$jobs" --output-on-failure
