@@ -1,9 +1,13 @@
 // `strata bench -m MODEL.gguf [-p 512] [-n 128] [-r 3]`: prompt processing (pp) and token
 // generation (tg) speed in tokens per second, like llama-bench: random token ids, a warm-up run,
 // then mean ± standard deviation over the repetitions. `--json` for scripts.
+// On the CPU, tg runs also print the memory-bandwidth bound measured in the same run: the pool's
+// DRAM read bandwidth divided by the bytes one decoded token reads (weights it uses plus the KV
+// cache at the run's mean depth), and the ratio of the measured speed to it.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <numeric>
@@ -13,6 +17,8 @@
 #include "cli/device_flags.h"
 #include "gguf/reader.h"
 #include "model/model.h"
+#include "model/tensor_roles.h"
+#include "runtime/memory_bandwidth.h"
 #include "runtime/session.h"
 
 namespace strata::cli {
@@ -24,8 +30,10 @@ struct BenchOptions {
     std::vector<int64_t> n_gen = {128};
     int repetitions = 3;
     int threads = 0;
+    int spin_us = ThreadPool::Options{}.spin_us;
     int64_t n_batch = 512;
     bool json = false;
+    bool bound = true;
     DeviceFlags device;
 };
 
@@ -40,6 +48,17 @@ Stat stats(const std::vector<double>& v) {
     return s;
 }
 
+// Bytes a decode step at the tg test's mean depth reads from the f32 KV cache: every attention
+// layer reads keys and values of all positions so far. The bench appends one token, then ng
+// more, so step i (0-based) attends over i + 2 positions; the mean is (ng + 3) / 2.
+uint64_t kv_bytes_per_token(const ModelConfig& cfg, int64_t n_gen) {
+    uint64_t attention_layers = 0;
+    for (uint32_t il = 0; il < cfg.n_layer; ++il) attention_layers += cfg.is_recurrent_layer(il) ? 0 : 1;
+    const double mean_positions = static_cast<double>(n_gen + 3) / 2.0;
+    const double per_position = static_cast<double>(cfg.kv_dim_k() + cfg.kv_dim_v()) * sizeof(float);
+    return static_cast<uint64_t>(static_cast<double>(attention_layers) * per_position * mean_positions);
+}
+
 int run_bench(const BenchOptions& o) {
     auto file = GgufFile::open(o.model);
     if (!file) return report_failure("bench", file.status().message());
@@ -48,21 +67,44 @@ int run_bench(const BenchOptions& o) {
     auto model = load_model_on(*file, *compute);
     if (!model) return report_failure("bench", model.status().message());
     const ModelConfig& cfg = (*model)->config();
-    ThreadPool pool(ThreadPool::Options{.threads = o.threads});
+    ThreadPool pool(ThreadPool::Options{.threads = o.threads, .spin_us = o.spin_us});
     std::mt19937 rng(42);
     std::uniform_int_distribution<int32_t> any_token(0, static_cast<int32_t>(cfg.n_vocab) - 1);
+
+    // The bound only describes a CPU decode: a GPU reads its weights from its own memory.
+    const bool with_bound = o.bound && (*model)->device_name() == "cpu" &&
+                            std::any_of(o.n_gen.begin(), o.n_gen.end(), [](int64_t n) { return n > 0; });
+    const ModelByteSummary bytes = summarize_model_bytes(*file);
+    MemoryBandwidth bandwidth;
+    if (with_bound) bandwidth = measure_read_bandwidth(pool);
 
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     if (!o.json) {
         fmt::print("model {} ({}), {} threads, on {}\n", o.model, cfg.arch, pool.size(), (*model)->device_name());
-        fmt::print("| {:>8} | {:>20} |\n|---------:|---------------------:|\n", "test", "t/s");
+        if (with_bound) {
+            fmt::print("DRAM read bandwidth {:.1f} GB/s ({} threads, best of {} passes over {} MiB); weights read per token {:.1f} MB\n",
+                       bandwidth.bytes_per_second / 1e9, bandwidth.threads, bandwidth.passes, bandwidth.buffer_bytes >> 20,
+                       static_cast<double>(bytes.bytes_per_token) / 1e6);
+        }
+        fmt::print("| {:>8} | {:>20} | {:>10} | {:>6} |\n|---------:|---------------------:|-----------:|-------:|\n", "test", "t/s",
+                   "bound t/s", "ratio");
     }
-    auto report = [&](const std::string& name, const std::vector<double>& rates) {
+    // bound_tok_s = 0: no bound for this test (prompt processing, or no bandwidth measured).
+    auto report = [&](const std::string& name, const std::vector<double>& rates, uint64_t bytes_per_token) {
         Stat s = stats(rates);
+        const double bound = bytes_per_token > 0 ? bandwidth.bytes_per_second / static_cast<double>(bytes_per_token) : 0.0;
         if (o.json) {
-            results.push_back({{"test", name}, {"tokens_per_second", s.mean}, {"stddev", s.sd}, {"samples", rates}});
+            nlohmann::ordered_json r{{"test", name}, {"tokens_per_second", s.mean}, {"stddev", s.sd}, {"samples", rates}};
+            if (bound > 0) {
+                r["bytes_per_token"] = bytes_per_token;
+                r["bound_tokens_per_second"] = bound;
+                r["ratio_to_bound"] = s.mean / bound;
+            }
+            results.push_back(r);
+        } else if (bound > 0) {
+            fmt::print("| {:>8} | {:>11.2f} ± {:>6.2f} | {:>10.2f} | {:>5.1f}% |\n", name, s.mean, s.sd, bound, 100.0 * s.mean / bound);
         } else {
-            fmt::print("| {:>8} | {:>11.2f} ± {:>6.2f} |\n", name, s.mean, s.sd);
+            fmt::print("| {:>8} | {:>11.2f} ± {:>6.2f} | {:>10} | {:>6} |\n", name, s.mean, s.sd, "", "");
         }
     };
 
@@ -78,7 +120,7 @@ int run_bench(const BenchOptions& o) {
             double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (r >= 0) rates.push_back(static_cast<double>(np) / secs);
         }
-        report(fmt::format("pp{}", np), rates);
+        report(fmt::format("pp{}", np), rates, 0);
     }
     for (int64_t ng : o.n_gen) {
         if (ng <= 0) continue;
@@ -95,11 +137,17 @@ int run_bench(const BenchOptions& o) {
             double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (r >= 0) rates.push_back(static_cast<double>(ng) / secs);
         }
-        report(fmt::format("tg{}", ng), rates);
+        report(fmt::format("tg{}", ng), rates, with_bound ? bytes.bytes_per_token + kv_bytes_per_token(cfg, ng) : 0);
     }
     if (o.json) {
-        nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch}, {"threads", pool.size()},
-                                   {"backend", (*model)->device_name()}, {"results", results}};
+        nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch}, {"threads", pool.size()}, {"spin_us", o.spin_us},
+                                   {"backend", (*model)->device_name()}};
+        if (with_bound) {
+            out["memory_bandwidth"] = {{"bytes_per_second", bandwidth.bytes_per_second}, {"threads", bandwidth.threads},
+                                       {"buffer_bytes", bandwidth.buffer_bytes}, {"passes", bandwidth.passes}};
+            out["weight_bytes_per_token"] = bytes.bytes_per_token;
+        }
+        out["results"] = results;
         fmt::print("{}\n", out.dump(2));
     }
     return 0;
@@ -112,8 +160,10 @@ CommandRegistration registration("bench", "Measure prompt and generation speed (
     app.add_option("-n,--n-gen", o->n_gen, "Generation lengths to test (0: skip)")->capture_default_str();
     app.add_option("-r,--repetitions", o->repetitions, "Measured runs per test")->capture_default_str()->check(CLI::Range(1, 1000));
     app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
+    app.add_option("--spin-us", o->spin_us, "Microseconds pool threads poll before sleeping (0: sleep at once)")->capture_default_str();
     app.add_option("-b,--batch-size", o->n_batch, "Prompt tokens per forward pass")->capture_default_str()->check(CLI::Range(1, 1 << 16));
     app.add_flag("--json", o->json, "Machine-readable output");
+    app.add_flag("!--no-bound", o->bound, "Skip the memory-bandwidth measurement and the decode bound");
     o->device.add_to(app);
     return [o] { return run_bench(*o); };
 });

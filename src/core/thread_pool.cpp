@@ -1,8 +1,14 @@
 #include "core/thread_pool.h"
 
+#include <algorithm>
+#include <chrono>
+
 #if defined(__linux__)
 #include <pthread.h>
 #include <sched.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
 #endif
 
 namespace strata {
@@ -26,6 +32,31 @@ std::pair<int64_t, int64_t> split_range(int64_t n, int index, int count) {
     int64_t end = begin + base + (index < extra ? 1 : 0);
     return {begin, end};
 }
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#endif
+}
+
+// Polls `done` until it returns true or `spin_time` passes; says which. The default spin time
+// (Options::spin_us) covers the serial work between two parallel_for calls of a decode step
+// (norms, rope, routing: tens of microseconds) and still gives an idle pool's cores back at once.
+template <typename Done>
+bool spin_until(Done done, std::chrono::microseconds spin_time) {
+    if (spin_time.count() <= 0) return done();
+    const auto deadline = std::chrono::steady_clock::now() + spin_time;
+    for (;;) {
+        for (int i = 0; i < 64; ++i) {
+            if (done()) return true;
+            cpu_relax();
+        }
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        // On a machine with other runnable work, hand the core over between polls (it may be the
+        // thread we are waiting for); with nothing else runnable this returns at once.
+        std::this_thread::yield();
+    }
+}
 }  // namespace
 
 int ThreadPool::hardware_threads() {
@@ -33,7 +64,7 @@ int ThreadPool::hardware_threads() {
     return n == 0 ? 1 : static_cast<int>(n);
 }
 
-ThreadPool::ThreadPool(Options options) {
+ThreadPool::ThreadPool(Options options) : spin_time_(std::max(0, options.spin_us)) {
     int threads = options.threads > 0 ? options.threads : hardware_threads();
     if (options.pin) pin_current_thread(0);
     for (int i = 1; i < threads; ++i) {
@@ -56,21 +87,24 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::worker_loop(int index) {
     uint64_t seen = 0;
     for (;;) {
-        const std::function<void(int64_t, int64_t, int)>* task;
-        int64_t n;
-        {
+        auto started = [&] { return stopping_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
+        if (!spin_until(started, spin_time_)) {
             std::unique_lock<std::mutex> lock(mutex_);
-            start_cv_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-            if (stopping_) return;
-            seen = generation_;
-            task = task_;
-            n = task_n_;
+            start_cv_.wait(lock, started);
         }
+        if (stopping_.load(std::memory_order_acquire)) return;
+        // task_ and task_n_ were written before the generation was published (release), and the
+        // caller does not change them until every worker has counted itself out of pending_.
+        seen = generation_.load(std::memory_order_acquire);
+        const std::function<void(int64_t, int64_t, int)>* task = task_;
+        const int64_t n = task_n_;
         auto [begin, end] = split_range(n, index, size());
         if (begin < end) (*task)(begin, end, index);
-        {
+        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            // Under the mutex, so a caller that has just found pending_ > 0 and is about to sleep
+            // cannot miss this notification.
             std::lock_guard<std::mutex> lock(mutex_);
-            if (--pending_ == 0) done_cv_.notify_one();
+            done_cv_.notify_one();
         }
     }
 }
@@ -85,14 +119,17 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
         std::lock_guard<std::mutex> lock(mutex_);
         task_ = &fn;
         task_n_ = n;
-        pending_ = static_cast<int>(workers_.size());
-        ++generation_;
+        pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+        generation_.fetch_add(1, std::memory_order_release);
     }
-    start_cv_.notify_all();
+    start_cv_.notify_all();  // cheap when every worker is still spinning: no sleeper, no syscall
     auto [begin, end] = split_range(n, 0, size());
     if (begin < end) fn(begin, end, 0);
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_cv_.wait(lock, [&] { return pending_ == 0; });
+    auto finished = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+    if (!spin_until(finished, spin_time_)) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        done_cv_.wait(lock, finished);
+    }
     task_ = nullptr;
 }
 

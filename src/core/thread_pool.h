@@ -1,11 +1,17 @@
 #pragma once
 // A fixed pool of worker threads for CPU compute. Threads are created once (never per call) and
 // optionally pinned one per core, because the expert kernels are memory-bound and a thread that
-// migrates loses its cache and its NUMA-local pages.
+// migrates loses its cache and its NUMA-local pages. Options::spin_us lets threads poll briefly
+// between tasks instead of sleeping: a decode step issues ~8 parallel_for calls per layer, each a
+// few tens of microseconds apart, and each sleep costs a futex round trip per worker. It is off by
+// default because on a machine with fewer free cores than threads spinning measured 2x slower
+// (bench/results/2026-11-29-cpu-decode).
 //
 //   ThreadPool pool(ThreadPool::Options{.threads = 8});
 //   pool.parallel_for(n_rows, [&](int64_t begin, int64_t end, int worker) { ... });
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -20,6 +26,9 @@ public:
     struct Options {
         int threads = 0;     // 0: one per hardware thread
         bool pin = false;    // pin worker i to CPU i
+        // Microseconds a thread polls for the next task (or the caller for the end of one) before
+        // sleeping; 0 sleeps at once. Only worth it with a core free for every thread.
+        int spin_us = 0;
     };
 
     explicit ThreadPool(Options options);
@@ -42,14 +51,17 @@ private:
     void worker_loop(int index);
 
     std::vector<std::thread> workers_;
+    std::chrono::microseconds spin_time_;
     std::mutex mutex_;
     std::condition_variable start_cv_;
     std::condition_variable done_cv_;
     const std::function<void(int64_t, int64_t, int)>* task_ = nullptr;
     int64_t task_n_ = 0;
-    uint64_t generation_ = 0;
-    int pending_ = 0;
-    bool stopping_ = false;
+    // generation_ and pending_ are written under mutex_ (so sleepers cannot miss a change) but read
+    // without it by spinning threads.
+    std::atomic<uint64_t> generation_{0};
+    std::atomic<int> pending_{0};
+    std::atomic<bool> stopping_{false};
 };
 
 }  // namespace strata

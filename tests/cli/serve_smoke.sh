@@ -29,7 +29,7 @@ server_pid=$!
 
 # The port is chosen by the system (--port 0) and printed on the first line.
 port=""
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do  # up to 60 s on a loaded machine
     port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$work/server.log" | head -1)
     [[ -n "$port" ]] && break
     sleep 0.1
@@ -39,7 +39,7 @@ base="http://127.0.0.1:$port"
 auth=(-H "Authorization: Bearer smoke-key")
 
 ready=""
-for _ in $(seq 1 200); do
+for _ in $(seq 1 600); do
     if curl -sf "$base/health" | grep -q '"ready"'; then ready=1; break; fi
     sleep 0.1
 done
@@ -65,7 +65,7 @@ curl -sfN "${auth[@]}" -H 'Content-Type: application/json' "$base/v1/chat/comple
 curl -sN "${auth[@]}" -H 'Content-Type: application/json' "$base/v1/completions" \
     -d '{"prompt":"drain me","max_tokens":1500,"stream":true,"ignore_eos":true}' > "$work/drain.txt" &
 curl_pid=$!
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do  # up to 30 s on a loaded machine
     [[ -s "$work/drain.txt" ]] && break
     sleep 0.05
 done

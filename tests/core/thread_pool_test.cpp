@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <bit>
+#include <chrono>
+#include <thread>
 #include <cmath>
 #include <vector>
 
@@ -37,6 +39,21 @@ TEST(ThreadPool, ReusedManyTimes) {
         });
     }
     EXPECT_EQ(sum.load(), 2000 * 45);
+}
+
+// With spin_us the workers poll between tasks and fall back to sleeping after it: calls that come
+// back-to-back (spin path) and after a pause longer than the spin (sleep path) must both complete
+// every range, or a lost wake-up would hang here.
+TEST(ThreadPool, SpinningPoolCompletesAfterShortAndLongGaps) {
+    ThreadPool pool(ThreadPool::Options{.threads = 3, .spin_us = 50});
+    std::atomic<int64_t> sum{0};
+    for (int round = 0; round < 400; ++round) {
+        if (round % 50 == 0) std::this_thread::sleep_for(std::chrono::microseconds(500));
+        pool.parallel_for(10, [&](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i) sum += i;
+        });
+    }
+    EXPECT_EQ(sum.load(), 400 * 45);
 }
 
 TEST(AlignedBuffer, AlignmentAndZeroFill) {

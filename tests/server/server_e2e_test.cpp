@@ -37,7 +37,8 @@ public:
         STRATA_CHECK(s.is_ok(), s.message().c_str());
         thread_ = std::thread([this] { http_.run(); });
         httplib::Client c("127.0.0.1", port());
-        for (int i = 0; i < 200 && !c.Get("/health"); ++i) std::this_thread::sleep_for(10ms);
+        // Up to 30 s: under a loaded CI machine the listener thread can start late.
+        for (int i = 0; i < 3000 && !c.Get("/health"); ++i) std::this_thread::sleep_for(10ms);
     }
     ~TestServer() {
         http_.stop();

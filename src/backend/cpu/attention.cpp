@@ -6,6 +6,22 @@
 
 namespace strata {
 
+namespace {
+// q·k in eight independent partial sums: one running sum is a chain of dependent adds that the
+// compiler may not reorder, which made this loop ~4% of a decode step at a depth of only ~30.
+float dot_lanes(const float* a, const float* b, int64_t n) {
+    constexpr int kLanes = 8;
+    float lane[kLanes] = {};
+    int64_t d = 0;
+    for (; d + kLanes <= n; d += kLanes) {
+        for (int l = 0; l < kLanes; ++l) lane[l] += a[d + l] * b[d + l];
+    }
+    float s = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+    for (; d < n; ++d) s += a[d] * b[d];
+    return s;
+}
+}  // namespace
+
 void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
                    const AttentionParams& p, float* out, CpuContext& ctx) {
     const int64_t group = p.n_head / p.n_head_kv;
@@ -26,9 +42,7 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
             float max = sink;
             for (int64_t j = j0; j < n_kv; ++j) {
                 const float* k = kv.keys(layer, j) + kvh * p.head_dim_k;
-                float s = 0.0f;
-                for (int64_t d = 0; d < p.head_dim_k; ++d) s += qh[d] * k[d];
-                scores[j] = s * p.scale;
+                scores[j] = dot_lanes(qh, k, p.head_dim_k) * p.scale;
                 max = std::max(max, scores[j]);
             }
             float sum = p.sinks ? std::exp(sink - max) : 0.0f;

@@ -1,6 +1,7 @@
 #include "backend/cpu/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -95,10 +96,15 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
         prepared[j].act = act_buf + act_offset[act_owner[j]];
     }
 
-    ctx.pool().parallel_for(blocks, [&](int64_t b0, int64_t b1, int) {
-        // Jobs are ordered by first_block, so the job of block b is found by a forward scan.
-        size_t j = 0;
-        for (int64_t b = b0; b < b1; ++b) {
+    // Blocks are claimed one at a time from a shared counter rather than split evenly up front:
+    // blocks of different jobs cost different time (a Q6_K row reads 1.5x a Q4_K row), and on a
+    // busy machine a preempted thread would otherwise leave its whole share for the rest to wait on.
+    std::atomic<int64_t> next_block{0};
+    const int threads = static_cast<int>(std::min<int64_t>(ctx.pool().size(), blocks));
+    ctx.pool().parallel_for(threads, [&](int64_t, int64_t, int) {
+        size_t j = 0;  // claimed blocks only increase, so the job of a block is found by a forward scan
+        for (int64_t b = next_block.fetch_add(1, std::memory_order_relaxed); b < blocks;
+             b = next_block.fetch_add(1, std::memory_order_relaxed)) {
             while (j + 1 < prepared.size() && prepared[j + 1].first_block <= b) ++j;
             const PreparedJob& p = prepared[j];
             const int64_t o0 = (b - p.first_block) * kRowBlock, o1 = std::min(p.n_out, o0 + kRowBlock);

@@ -29,7 +29,7 @@ constexpr DotKernel kKernels[] = {
     {TensorType::IQ3_S, dot_iq3_s_q8_k_avx2},
     {TensorType::IQ4_NL, dot_iq4_nl_q8_0_avx2},
     {TensorType::IQ4_XS, dot_iq4_xs_q8_k_avx2},
-    {TensorType::F32, nullptr},  // placeholder so the table is never empty; skipped by lookups
+    {TensorType::F32, dot_f32_avx2},  // dot_float_avx2.cpp; the avx512 level falls back to it
 };
 }  // namespace
 
