@@ -82,10 +82,17 @@ elseif(STRATA_GPU_BACKEND STREQUAL "HIP")
   endforeach()
 endif()
 
-# Replaces the engine's backend/gpu sources by the ones this build needs.
+# Replaces the engine's backend/gpu sources by the ones this build needs. Elsewhere, a file named
+# *_with_gpu.cpp is built only with a GPU backend and its *_without_gpu.cpp twin only without one
+# (host code above the backend that calls GPU ops, such as the expert tiers).
 function(strata_gpu_sources sources_var)
   set(sources ${${sources_var}})
   list(FILTER sources EXCLUDE REGEX "/backend/gpu/")
+  if(STRATA_GPU_BACKEND)
+    list(FILTER sources EXCLUDE REGEX "_without_gpu\\.cpp$")
+  else()
+    list(FILTER sources EXCLUDE REGEX "_with_gpu\\.cpp$")
+  endif()
   set(gpu_dir ${PROJECT_SOURCE_DIR}/src/backend/gpu)
   file(GLOB host_sources CONFIGURE_DEPENDS ${gpu_dir}/*.cpp)
   if(STRATA_GPU_BACKEND)

@@ -15,6 +15,7 @@
 
 #include "cli/command.h"
 #include "cli/device_flags.h"
+#include "cli/tier_flags.h"
 #include "gguf/reader.h"
 #include "model/model.h"
 #include "model/tensor_roles.h"
@@ -35,7 +36,23 @@ struct BenchOptions {
     bool json = false;
     bool bound = true;
     DeviceFlags device;
+    TierFlags tiers;
 };
+
+// What the expert tiers did during one test, per token: hit rate, lanes, and the host's time split.
+nlohmann::ordered_json tier_delta(const GpuExpertTierStats& a, const GpuExpertTierStats& b, double tokens) {
+    const double uses = static_cast<double>(b.expert_uses - a.expert_uses);
+    auto share = [&](uint64_t x, uint64_t y) { return uses > 0 ? static_cast<double>(y - x) / uses : 0.0; };
+    return {{"hit_rate", share(a.hits, b.hits)},
+            {"cpu_share", share(a.cpu_experts, b.cpu_experts)},
+            {"streamed_share", share(a.streamed_experts, b.streamed_experts)},
+            {"admissions_per_token", static_cast<double>(b.admissions - a.admissions) / tokens},
+            {"streamed_mb_per_token", static_cast<double>(b.bytes_streamed - a.bytes_streamed) / tokens / 1e6},
+            {"cpu_mb_per_token", static_cast<double>(b.bytes_cpu - a.bytes_cpu) / tokens / 1e6},
+            {"ms_wait_gpu_per_token", (b.seconds_wait_gpu - a.seconds_wait_gpu) * 1e3 / tokens},
+            {"ms_cpu_experts_per_token", (b.seconds_cpu - a.seconds_cpu) * 1e3 / tokens},
+            {"ms_host_plan_per_token", (b.seconds_plan - a.seconds_plan) * 1e3 / tokens}};
+}
 
 struct Stat {
     double mean = 0, sd = 0;
@@ -64,6 +81,11 @@ int run_bench(const BenchOptions& o) {
     if (!file) return report_failure("bench", file.status().message());
     auto compute = o.device.options();
     if (!compute) return report_failure("bench", compute.status().message());
+    int64_t n_ctx = 1;
+    for (int64_t np : o.n_prompt) n_ctx = std::max(n_ctx, np);
+    for (int64_t ng : o.n_gen) n_ctx = std::max(n_ctx, ng + 1);
+    auto placement = o.tiers.place(*file, *compute, n_ctx, o.n_batch);
+    if (!placement) return report_failure("bench", placement.status().message());
     auto model = load_model_on(*file, *compute);
     if (!model) return report_failure("bench", model.status().message());
     const ModelConfig& cfg = (*model)->config();
@@ -81,6 +103,7 @@ int run_bench(const BenchOptions& o) {
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     if (!o.json) {
         fmt::print("model {} ({}), {} threads, on {}\n", o.model, cfg.arch, pool.size(), (*model)->device_name());
+        if (placement->tiered) fmt::print("{}\n", placement->describe());
         if (with_bound) {
             fmt::print("DRAM read bandwidth {:.1f} GB/s ({} threads, best of {} passes over {} MiB); weights read per token {:.1f} MB\n",
                        bandwidth.bytes_per_second / 1e9, bandwidth.threads, bandwidth.passes, bandwidth.buffer_bytes >> 20,
@@ -90,11 +113,23 @@ int run_bench(const BenchOptions& o) {
                    "bound t/s", "ratio");
     }
     // bound_tok_s = 0: no bound for this test (prompt processing, or no bandwidth measured).
+    GpuExpertTierStats tiers_before;
+    auto tier_snapshot = [&] {
+        if (!placement->stats) return GpuExpertTierStats{};
+        std::lock_guard lock(*placement->stats_mutex);
+        return *placement->stats;
+    };
     auto report = [&](const std::string& name, const std::vector<double>& rates, uint64_t bytes_per_token) {
         Stat s = stats(rates);
+        nlohmann::ordered_json tiers;
+        if (placement->stats) {
+            const int64_t per_run = std::stoll(name.substr(2));
+            tiers = tier_delta(tiers_before, tier_snapshot(), static_cast<double>(per_run) * static_cast<double>(rates.size()));
+        }
         const double bound = bytes_per_token > 0 ? bandwidth.bytes_per_second / static_cast<double>(bytes_per_token) : 0.0;
         if (o.json) {
             nlohmann::ordered_json r{{"test", name}, {"tokens_per_second", s.mean}, {"stddev", s.sd}, {"samples", rates}};
+            if (!tiers.is_null()) r["tiers"] = tiers;
             if (bound > 0) {
                 r["bytes_per_token"] = bytes_per_token;
                 r["bound_tokens_per_second"] = bound;
@@ -106,12 +141,21 @@ int run_bench(const BenchOptions& o) {
         } else {
             fmt::print("| {:>8} | {:>11.2f} ± {:>6.2f} | {:>10} | {:>6} |\n", name, s.mean, s.sd, "", "");
         }
+        if (!o.json && !tiers.is_null()) {
+            fmt::print("|          | experts: hit {:.1f}%, CPU {:.1f}%, streamed {:.1f}%; per token: GPU wait {:.2f} ms, CPU experts "
+                       "{:.2f} ms, host {:.2f} ms, {:.1f} MB streamed |\n",
+                       100 * tiers["hit_rate"].get<double>(), 100 * tiers["cpu_share"].get<double>(),
+                       100 * tiers["streamed_share"].get<double>(), tiers["ms_wait_gpu_per_token"].get<double>(),
+                       tiers["ms_cpu_experts_per_token"].get<double>(), tiers["ms_host_plan_per_token"].get<double>(),
+                       tiers["streamed_mb_per_token"].get<double>());
+        }
     };
 
     for (int64_t np : o.n_prompt) {
         if (np <= 0) continue;
         std::vector<double> rates;
         for (int r = -1; r < o.repetitions; ++r) {  // r = -1: warm-up, not counted
+            if (r == 0) tiers_before = tier_snapshot();
             Session session(**model, SessionOptions{.n_ctx = np, .n_batch = o.n_batch}, pool);
             std::vector<int32_t> tokens(static_cast<size_t>(np));
             for (auto& t : tokens) t = any_token(rng);
@@ -129,6 +173,7 @@ int run_bench(const BenchOptions& o) {
             Session session(**model, SessionOptions{.n_ctx = ng + 1, .n_batch = o.n_batch}, pool);
             int32_t first[1] = {any_token(rng)};
             if (Status s = session.append(first); !s) return report_failure("bench", s.message());
+            if (r == 0) tiers_before = tier_snapshot();
             auto t0 = std::chrono::steady_clock::now();
             for (int64_t i = 0; i < ng; ++i) {
                 int32_t next[1] = {any_token(rng)};
@@ -165,6 +210,7 @@ CommandRegistration registration("bench", "Measure prompt and generation speed (
     app.add_flag("--json", o->json, "Machine-readable output");
     app.add_flag("!--no-bound", o->bound, "Skip the memory-bandwidth measurement and the decode bound");
     o->device.add_to(app);
+    o->tiers.add_to(app);
     return [o] { return run_bench(*o); };
 });
 

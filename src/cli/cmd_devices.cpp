@@ -1,6 +1,7 @@
-// `strata devices [--json] [--which] [--device SPEC] [--for-archs all|LIST] [--sysfs-root DIR]`:
+// `strata devices [--json] [--which] [--selftest] [--device SPEC] [--for-archs all|LIST] [--sysfs-root DIR]`:
 // every GPU from every source (CUDA, HIP, NVML, KFD, DRM, PCI, Windows hipInfo and registry),
-// merged by PCI bus id, with whether this build can use it and which one `--device auto` picks.
+// merged by PCI bus id, with whether this build can use it and which one `--device auto` picks;
+// `--selftest` checks that card's memory and copies through its runtime (device/selftest.h).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -9,7 +10,9 @@
 #include "cli/command.h"
 #include "device/enumerate.h"
 #include "device/gpu_arch.h"
+#include "device/resolve.h"
 #include "device/select.h"
+#include "device/selftest.h"
 
 namespace strata::cli {
 namespace {
@@ -17,6 +20,8 @@ namespace {
 struct DevicesOptions {
     bool json = false;
     bool which = false;
+    bool selftest = false;
+    int selftest_mib = 256;
     std::string device = "auto";
     std::string for_archs;
     std::string sysfs_root;
@@ -61,7 +66,7 @@ nlohmann::ordered_json device_json(const GpuDevice& d) {
     j["hidden_by"] = d.hidden_by;
     auto opt = [](const auto& v) { return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr); };
     j["stats"] = {{"utilization_percent", opt(d.stats.utilization_percent)}, {"temperature_c", opt(d.stats.temperature_c)},
-                  {"power_w", opt(d.stats.power_w)}, {"pcie_generation", opt(d.stats.pcie_generation)}, {"pcie_width", opt(d.stats.pcie_width)}};
+                  {"power_w", opt(d.stats.power_w)}, {"clock_mhz", opt(d.stats.clock_mhz)}, {"pcie_generation", opt(d.stats.pcie_generation)}, {"pcie_width", opt(d.stats.pcie_width)}};
     j["sources"] = d.sources;
     j["usable"] = d.usable;
     j["reasons"] = d.reasons;
@@ -102,12 +107,37 @@ void print_table(const DeviceListing& listing, const std::optional<size_t>& pick
         if (d.stats.utilization_percent) parts.push_back(fmt::format("{:.0f}% busy", *d.stats.utilization_percent));
         if (d.stats.temperature_c) parts.push_back(fmt::format("{:.0f} C", *d.stats.temperature_c));
         if (d.stats.power_w) parts.push_back(fmt::format("{:.0f} W", *d.stats.power_w));
+        if (d.stats.clock_mhz) parts.push_back(fmt::format("{:.0f} MHz", *d.stats.clock_mhz));
         if (d.stats.pcie_generation && d.stats.pcie_width) parts.push_back(fmt::format("PCIe gen{} x{}", *d.stats.pcie_generation, *d.stats.pcie_width));
         if (!d.uuid.empty()) parts.push_back(d.uuid);
         parts.push_back("from " + fmt::format("{}", fmt::join(d.sources, "+")));
         fmt::print("  {}: {}\n", d.pci ? d.pci->to_string() : d.name, fmt::join(parts, ", "));
     }
     if (predicted) fmt::print("  * HIP ordinal predicted from the KFD node order (no HIP runtime answered)\n");
+}
+
+// The card `--device` resolves to, tested through its runtime; "skipped" (exit 0) without one.
+int run_selftest(const DeviceListing& listing, const DevicesOptions& opts, const VisibilityVariables& visibility) {
+    auto chosen = resolve_device_flag(listing.devices, opts.device, visibility);
+    if (!chosen) return report_failure("devices", chosen.status().message());
+    if (!chosen->index) {
+        fmt::print("selftest skipped: no usable GPU\n{}\n", chosen->explanation);
+        return 0;
+    }
+    if (!opts.sysfs_root.empty()) {
+        fmt::print("selftest skipped: --sysfs-root lists files, not a runtime to test\n{}\n", chosen->explanation);
+        return 0;
+    }
+    fmt::print("{}\n", chosen->explanation);
+    auto api = open_gpu_memory_api(chosen->vendor, *chosen->ordinal);
+    if (!api) return report_failure("devices", "selftest: " + api.status().message());
+    fmt::print("selftest through the {}:\n", (*api)->description());
+    SelftestOptions so;
+    so.copy_bytes = static_cast<size_t>(opts.selftest_mib) << 20;
+    SelftestReport report = run_memory_selftest(**api, so);
+    for (const SelftestCheck& c : report.checks) fmt::print("  {:<4}  {}: {}\n", c.passed ? "ok" : "FAIL", c.name, c.detail);
+    fmt::print("{}\n", report.passed() ? "selftest passed" : "selftest FAILED");
+    return report.passed() ? 0 : 1;
 }
 
 int run_devices(const DevicesOptions& opts) {
@@ -125,6 +155,7 @@ int run_devices(const DevicesOptions& opts) {
         eo.classify.archs_origin = "--for-archs " + opts.for_archs;
     }
     DeviceListing listing = enumerate_devices(eo);
+    if (opts.selftest) return run_selftest(listing, opts, eo.visibility);
     auto choice = select_device(listing.devices, opts.device);
 
     if (opts.which) {
@@ -161,9 +192,9 @@ int run_devices(const DevicesOptions& opts) {
     }
     print_table(listing, picked);
     fmt::print("\n");
-    if (!choice) fmt::print("{}\n", choice.status().message());
-    else if (picked) fmt::print("--device {} picks {}: {}\n", opts.device, describe_device(listing.devices[*picked]), choice->why);
-    else fmt::print("--device {}: CPU ({})\n", opts.device, choice->why);
+    // The same line `run` and the other model-loading commands print for this --device.
+    auto resolved = resolve_device_flag(listing.devices, opts.device, eo.visibility);
+    fmt::print("{}\n", resolved ? resolved->explanation : resolved.status().message());
     return 0;
 }
 
@@ -172,7 +203,10 @@ static CommandRegistration reg("devices", "List every GPU, whether Strata can us
     app.add_flag("--json", opts->json, "Print the listing as JSON");
     app.add_flag("--which", opts->which,
                  "Print one line for the device Strata would use: '<backend> <ordinal> <pci-bus-id> <arch> <name>', or 'cpu'");
-    app.add_option("--device", opts->device, "Selection to resolve: auto, cpu, pci:BUS-ID, a UUID, an ordinal (cuda:N, hip:N) or a name fragment")
+    app.add_flag("--selftest", opts->selftest,
+                 "Test the card --device picks through its runtime: memory, alignment, over-allocation, copy round trips and bandwidth");
+    app.add_option("--selftest-mib", opts->selftest_mib, "MiB per copy round trip of --selftest")->capture_default_str()->check(CLI::Range(1, 65536));
+    app.add_option("--device", opts->device, "Selection to resolve: auto, gpu, cpu, pci:BUS-ID, a UUID, an ordinal (N, cuda:N, hip:N) or a name fragment")
         ->capture_default_str();
     app.add_option("--for-archs", opts->for_archs, "Answer as if the build had these GPU archs: 'all' or a list like 'sm_90,gfx1201'");
     app.add_option("--sysfs-root", opts->sysfs_root, "Read the Linux sysfs tree under DIR instead of / and ask no runtime (for tests)");

@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/device_flags.h"
+#include "cli/tier_flags.h"
 #include "model/parity.h"
 
 namespace strata::cli {
@@ -22,6 +23,7 @@ struct ParityOptions {
     double min_top1 = 0.9;
     bool json = false;
     DeviceFlags device;
+    TierFlags tiers;
 };
 
 int run_parity_command(ParityOptions o) {
@@ -49,8 +51,20 @@ int run_parity_command(ParityOptions o) {
     bool all_ok = true;
     std::string device_name;
     for (const auto& [name, chunk] : modes) {
-        auto r = run_parity(o.model, o.ref, chunk, pool, [&](const GgufFile& f) { return load_model_on(f, *compute); });
+        std::shared_ptr<GpuPlacement> placement;
+        auto r = run_parity(o.model, o.ref, chunk, pool, [&](const GgufFile& f) -> Result<std::unique_ptr<Model>> {
+            ComputeOptions opts = *compute;
+            STRATA_ASSIGN_OR_RETURN(GpuPlacement p, o.tiers.place(f, opts, 4096, 512));
+            placement = std::make_shared<GpuPlacement>(std::move(p));
+            return load_model_on(f, opts);
+        });
         if (!r) return report_failure("parity", r.status().message());
+        if (placement && placement->tiered && !o.json) {
+            std::lock_guard lock(*placement->stats_mutex);
+            const GpuExpertTierStats& st = *placement->stats;
+            fmt::print("  {:<8} {}; expert uses {}: {} hits, {} on the CPU, {} streamed\n", name, placement->describe(),
+                       st.expert_uses, st.hits, st.cpu_experts, st.streamed_experts);
+        }
         const bool ok = r->nmse <= o.max_nmse && static_cast<double>(r->top1_agree) >= o.min_top1 * static_cast<double>(r->n_tokens);
         all_ok = all_ok && ok;
         device_name = r->device;
@@ -87,6 +101,7 @@ CommandRegistration registration("parity", "Compare the engine's logits with a r
                                          ->capture_default_str();
                                      app.add_flag("--json", o->json, "Machine-readable output");
                                      o->device.add_to(app);
+                                     o->tiers.add_to(app);
                                      return [o] { return run_parity_command(*o); };
                                  });
 

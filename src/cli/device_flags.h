@@ -1,45 +1,76 @@
 #pragma once
-// The flags that choose where a model runs, shared by `run`, `bench` and `parity`:
-// `--device cpu|gpu|auto` (auto: the GPU when this build and machine have one and the
-// architecture has a GPU forward, else the CPU) and `--ngl N`, llama.cpp's -ngl (spelled with
-// two dashes: CLI11 short options are one letter). 0 runs on the CPU; any N > 0 puts every layer
-// on the GPU — per-layer offload comes with the hybrid placement work.
+// The flags that choose where a model runs, shared by the commands that load one:
+// `--device cpu|gpu|auto|pci:BUS-ID|UUID|ORDINAL` (auto: the largest usable discrete GPU when this
+// build and machine have one and the architecture has a GPU forward, else the CPU; an identity
+// names one card, matched across listings by PCI bus id — device/resolve.h) and `--ngl N`,
+// llama.cpp's -ngl (spelled with two dashes: CLI11 short options are one letter). 0 runs on the
+// CPU; any N > 0 puts every layer on the GPU — per-layer offload comes with the hybrid placement
+// work. When a GPU is chosen, one line on stderr says which card and why.
 //
 //   DeviceFlags device;  device.add_to(app);
 //   auto opts = device.options();  if (!opts) return report_failure("run", opts.status().message());
 //   auto model = load_model_on(file, *opts);
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include <cstdio>
 #include <string>
 
 #include "backend/gpu/gpu_model.h"
+#include "device/resolve.h"
 
 namespace strata::cli {
 
 struct DeviceFlags {
     std::string device = "auto";
     int gpu_layers = -1;  // -1: not given
-    int gpu = 0;
+    int gpu = -1;         // -1: not given; deprecated alias of `--device N`
     std::string kv_type = "f16";
 
     void add_to(CLI::App& app) {
-        app.add_option("--device", device, "Where the model runs: cpu, gpu or auto")->capture_default_str();
+        app.add_option("--device", device,
+                       "Where the model runs: cpu, gpu, auto, or one GPU by pci:BUS-ID, UUID (GPU-...) or runtime ordinal (`strata devices` lists them)")
+            ->capture_default_str();
         app.add_option("--ngl,--n-gpu-layers", gpu_layers, "Layers on the GPU (llama.cpp's -ngl): 0 runs on the CPU, any N > 0 all");
-        app.add_option("--gpu", gpu, "GPU ordinal of the runtime")->capture_default_str();
+        app.add_option("--gpu", gpu, "Deprecated: use --device N (runtime ordinal), --device pci:BUS-ID or --device UUID");
         app.add_option("--kv-type", kv_type, "GPU KV cache type: f16 or f32")->capture_default_str();
     }
 
     Result<ComputeOptions> options() const {
         ComputeOptions o;
-        auto d = parse_compute_device(device);
-        if (!d) return Status::error("--device: expected cpu, gpu or auto, got {:?}", device);
-        o.device = *d;
-        if (gpu_layers == 0) o.device = ComputeDevice::Cpu;
-        if (gpu_layers > 0) o.device = ComputeDevice::Gpu;
         if (kv_type != "f16" && kv_type != "f32") return Status::error("--kv-type: expected f16 or f32, got {:?}", kv_type);
         o.kv_f16 = kv_type == "f16";
-        o.gpu_ordinal = gpu;
+
+        auto kind = parse_compute_device(device);  // nullopt: an identity (pci:..., GPU-..., 1)
+        if (gpu >= 0) {
+            if (kind != ComputeDevice::Auto && kind != ComputeDevice::Gpu) {
+                return Status::error("--gpu {} with --device {}: expected one of them, got both (--gpu is deprecated: use --device {})", gpu, device, gpu);
+            }
+            fmt::print(stderr, "strata: --gpu is deprecated: use --device {} (or pci:BUS-ID or a UUID, which stay put when ordinals shift)\n", gpu);
+        }
+        if (gpu_layers == 0 || kind == ComputeDevice::Cpu) {
+            o.device = ComputeDevice::Cpu;
+            return o;
+        }
+        if (gpu_layers > 0 && kind == ComputeDevice::Auto) kind = ComputeDevice::Gpu;
+        // Without a GPU backend or device, auto and gpu keep their meaning (CPU, or the backend's
+        // own error) and nothing is enumerated; an identity is still resolved, so the error lists
+        // the cards that exist and why this build cannot use them.
+        if (kind && !gpu_unavailable_reason().empty()) {
+            o.device = *kind;
+            return o;
+        }
+        std::string spec = gpu >= 0 ? std::to_string(gpu) : kind == ComputeDevice::Gpu ? "gpu" : device;
+        STRATA_ASSIGN_OR_RETURN(ResolvedDevice r, resolve_device_on_this_machine(spec));
+        fmt::print(stderr, "{}\n", r.explanation);
+        if (!r.index) {
+            o.device = ComputeDevice::Cpu;
+            return o;
+        }
+        // Auto keeps its fallback: an architecture without a GPU forward still runs on the CPU.
+        o.device = kind == ComputeDevice::Auto ? ComputeDevice::Auto : ComputeDevice::Gpu;
+        o.gpu_ordinal = *r.ordinal;
         return o;
     }
 };

@@ -35,6 +35,7 @@ struct GpuStats {
     std::optional<double> utilization_percent;
     std::optional<double> temperature_c;
     std::optional<double> power_w;
+    std::optional<double> clock_mhz;  // graphics (AMD sclk) / SM (NVIDIA) clock now
     std::optional<int> pcie_generation;
     std::optional<int> pcie_width;
 };

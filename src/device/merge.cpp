@@ -27,6 +27,7 @@ void absorb(GpuDevice& d, const GpuDevice& r) {
     fill(d.stats.utilization_percent, r.stats.utilization_percent);
     fill(d.stats.temperature_c, r.stats.temperature_c);
     fill(d.stats.power_w, r.stats.power_w);
+    fill(d.stats.clock_mhz, r.stats.clock_mhz);
     fill(d.stats.pcie_generation, r.stats.pcie_generation);
     fill(d.stats.pcie_width, r.stats.pcie_width);
     fill(d.pci, r.pci);

@@ -146,6 +146,7 @@ RuntimeListing probe_nvml() {
     auto link_gen_fn = lib.symbol<Ret (*)(Dev, unsigned*)>("nvmlDeviceGetCurrPcieLinkGeneration");
     auto link_width_fn = lib.symbol<Ret (*)(Dev, unsigned*)>("nvmlDeviceGetCurrPcieLinkWidth");
     auto cc_fn = lib.symbol<Ret (*)(Dev, int*, int*)>("nvmlDeviceGetCudaComputeCapability");
+    auto clock_fn = lib.symbol<Ret (*)(Dev, int, unsigned*)>("nvmlDeviceGetClockInfo");
     if (!init || !count_fn || !by_index) {
         out.report.status = "library lacks nvmlInit_v2 (driver too old)";
         return out;
@@ -185,6 +186,7 @@ RuntimeListing probe_nvml() {
         unsigned v = 0;
         if (temp_fn && temp_fn(dev, 0 /* NVML_TEMPERATURE_GPU */, &v) == 0) d.stats.temperature_c = v;
         if (power_fn && power_fn(dev, &v) == 0) d.stats.power_w = v / 1000.0;  // milliwatts
+        if (clock_fn && clock_fn(dev, 1 /* NVML_CLOCK_SM */, &v) == 0) d.stats.clock_mhz = v;
         if (link_gen_fn && link_gen_fn(dev, &v) == 0) d.stats.pcie_generation = static_cast<int>(v);
         if (link_width_fn && link_width_fn(dev, &v) == 0) d.stats.pcie_width = static_cast<int>(v);
         int major = 0, minor = 0;

@@ -36,18 +36,18 @@ std::vector<size_t> all_indices(const std::vector<GpuDevice>& devices) {
     return v;
 }
 
-Result<DeviceChoice> chosen(const std::vector<GpuDevice>& devices, size_t index, std::string why) {
+Result<DeviceChoice> chosen(const std::vector<GpuDevice>& devices, size_t index, std::string_view spec, std::string_view what) {
     const GpuDevice& d = devices[index];
     if (!d.usable) {
-        return Status::error("--device {}: the device it names cannot be used: {}: {} (choose another, or `auto`)", why,
+        return Status::error("--device {} ({}): the device it names cannot be used: {}: {} (choose another, or `auto`)", spec, what,
                              describe_device(d), fmt::join(d.reasons, "; "));
     }
-    return DeviceChoice{index, std::move(why)};
+    return DeviceChoice{index, fmt::format("{} {}", what, spec)};
 }
 
 Result<DeviceChoice> unique_match(const std::vector<GpuDevice>& devices, const std::vector<size_t>& matches,
                                   std::string_view spec, std::string_view what) {
-    if (matches.size() == 1) return chosen(devices, matches[0], fmt::format("{} {}", what, spec));
+    if (matches.size() == 1) return chosen(devices, matches[0], spec, what);
     if (matches.empty()) {
         return Status::error("--device {}: expected a {} of one of these devices, got no match (`strata devices` lists them):{}", spec, what,
                              devices.empty() ? std::string("\n  (no GPU found)") : candidates_text(devices, all_indices(devices)));

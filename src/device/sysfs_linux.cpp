@@ -104,6 +104,8 @@ void read_amdgpu_stats(const fs::path& dev, GpuStats& stats) {
         auto p = read_u64(hwmon / "power1_average");
         if (!p) p = read_u64(hwmon / "power1_input");
         if (p) stats.power_w = static_cast<double>(*p) / 1e6;
+        // freq1_input is the graphics clock (sclk) in Hz; amdgpu has it since Linux 5.x.
+        if (auto f = read_u64(hwmon / "freq1_input")) stats.clock_mhz = static_cast<double>(*f) / 1e6;
         break;
     }
     if (auto s = read_small_file(dev / "current_link_speed")) stats.pcie_generation = pcie_generation_from_speed(*s);

@@ -94,6 +94,7 @@ public:
             write(dev + "current_link_width", "16\n");
             write(dev + "hwmon/hwmon" + std::to_string(g.drm_card + 2) + "/temp1_input", "45000\n");
             write(dev + "hwmon/hwmon" + std::to_string(g.drm_card + 2) + "/power1_average", "25000000\n");
+            write(dev + "hwmon/hwmon" + std::to_string(g.drm_card + 2) + "/freq1_input", "2520000000\n");
             // Connector folders sit beside the cards and must not be read as cards.
             write(card + "-DP-1/status", "disconnected\n");
         }

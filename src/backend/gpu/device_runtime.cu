@@ -16,6 +16,16 @@ namespace detail {
 
 const char* runtime_name() { return vendor::kRuntimeName; }
 
+bool device_memory(int ordinal, uint64_t* free_bytes, uint64_t* total_bytes) {
+    size_t f = 0, t = 0;
+    if (!vendor::ok(vendor::set_device(ordinal)) || !vendor::ok(vendor::memory_info(&f, &t))) {
+        static_cast<void>(vendor::last_error());
+        return false;
+    }
+    *free_bytes = f, *total_bytes = t;
+    return true;
+}
+
 bool find_devices(std::vector<DeviceInfo>* out, std::string* why) {
     out->clear();
     int n = 0;
@@ -83,6 +93,15 @@ DeviceBuffer DevicePool::allocate(uint64_t bytes, std::string* error) {
         data = it->second.back();
         it->second.pop_back();
     } else {
+        if (budget_ > 0 && held_ + block > budget_) trim();  // cached blocks of other sizes count too
+        if (budget_ > 0 && held_ + block > budget_) {
+            if (error) {
+                *error = "over the VRAM budget: " + std::to_string(block >> 20) + " MiB more asked for with " +
+                         std::to_string(held_ >> 20) + " MiB of " + std::to_string(budget_ >> 20) +
+                         " MiB already held (a larger --vram-budget, or a plan that leaves more room)";
+            }
+            return b;
+        }
         STRATA_GPU_CHECK(vendor::set_device(ordinal_));
         vendor::Error e = vendor::malloc_device(&data, block);
         if (!vendor::ok(e)) {
@@ -161,5 +180,109 @@ void GpuContext::download(void* host_dst, const void* device_src, uint64_t bytes
 }
 
 void GpuContext::synchronize() { STRATA_GPU_CHECK(vendor::stream_synchronize(static_cast<vendor::Stream>(stream_))); }
+
+// ---- streams, events, pinned memory ------------------------------------------------------------
+
+namespace {
+vendor::Stream as_stream(void* s) { return static_cast<vendor::Stream>(s); }
+vendor::Event as_event(void* e) { return static_cast<vendor::Event>(e); }
+}  // namespace
+
+GpuStream::GpuStream(int ordinal) {
+    STRATA_GPU_CHECK(vendor::set_device(ordinal));
+    vendor::Stream s = nullptr;
+    STRATA_GPU_CHECK(vendor::stream_create(&s));
+    stream_ = s;
+}
+
+GpuStream::~GpuStream() {
+    static_cast<void>(vendor::stream_synchronize(as_stream(stream_)));
+    static_cast<void>(vendor::stream_destroy(as_stream(stream_)));
+}
+
+void GpuStream::synchronize() { STRATA_GPU_CHECK(vendor::stream_synchronize(as_stream(stream_))); }
+
+GpuEvent::GpuEvent() {
+    vendor::Event e = nullptr;
+    STRATA_GPU_CHECK(vendor::event_create(&e));
+    event_ = e;
+}
+
+GpuEvent::~GpuEvent() { static_cast<void>(vendor::event_destroy(as_event(event_))); }
+
+void GpuEvent::record(void* stream) { STRATA_GPU_CHECK(vendor::event_record(as_event(event_), as_stream(stream))); }
+void GpuEvent::make_wait(void* stream) const {
+    STRATA_GPU_CHECK(vendor::stream_wait_event(as_stream(stream), as_event(event_)));
+}
+void GpuEvent::synchronize() const { STRATA_GPU_CHECK(vendor::event_synchronize(as_event(event_))); }
+
+bool GpuEvent::done() const {
+    const vendor::Error e = vendor::event_query(as_event(event_));
+    if (vendor::event_pending(e)) {
+        static_cast<void>(vendor::last_error());
+        return false;
+    }
+    STRATA_GPU_CHECK(e);
+    return true;
+}
+
+float GpuEvent::ms_since(const GpuEvent& start) const {
+    float ms = 0.0f;
+    STRATA_GPU_CHECK(vendor::event_elapsed_ms(&ms, as_event(start.event_), as_event(event_)));
+    return ms;
+}
+
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
+    if (this != &other) {
+        if (data_) static_cast<void>(vendor::free_pinned(data_));
+        data_ = other.data_, bytes_ = other.bytes_;
+        other.data_ = nullptr, other.bytes_ = 0;
+    }
+    return *this;
+}
+
+PinnedBuffer::~PinnedBuffer() {
+    if (data_) static_cast<void>(vendor::free_pinned(data_));
+}
+
+bool PinnedBuffer::allocate(uint64_t bytes, std::string* error) {
+    if (data_) static_cast<void>(vendor::free_pinned(data_));
+    data_ = nullptr, bytes_ = 0;
+    const vendor::Error e = vendor::malloc_pinned(&data_, bytes);
+    if (!vendor::ok(e)) {
+        static_cast<void>(vendor::last_error());
+        data_ = nullptr;
+        if (error) *error = std::string("pinned host memory of ") + std::to_string(bytes >> 20) + " MiB: " + vendor::error_string(e);
+        return false;
+    }
+    bytes_ = bytes;
+    return true;
+}
+
+HostRegistration::~HostRegistration() {
+    if (ptr_) static_cast<void>(vendor::host_unregister(ptr_));
+}
+
+bool HostRegistration::register_range(const void* ptr, uint64_t bytes, bool read_only, std::string* error) {
+    void* p = const_cast<void*>(ptr);  // the runtime's signature; read_only tells it we never write
+    const vendor::Error e = vendor::host_register(p, bytes, read_only);
+    if (!vendor::ok(e)) {
+        static_cast<void>(vendor::last_error());
+        if (error) *error = vendor::error_string(e);
+        return false;
+    }
+    ptr_ = p;
+    return true;
+}
+
+void copy_h2d_async(void* device_dst, const void* host_src, uint64_t bytes, void* stream) {
+    if (bytes) STRATA_GPU_CHECK(vendor::copy_h2d_async(device_dst, host_src, bytes, as_stream(stream)));
+}
+void copy_d2h_async(void* host_dst, const void* device_src, uint64_t bytes, void* stream) {
+    if (bytes) STRATA_GPU_CHECK(vendor::copy_d2h_async(host_dst, device_src, bytes, as_stream(stream)));
+}
+void memset_async(void* device_dst, int value, uint64_t bytes, void* stream) {
+    if (bytes) STRATA_GPU_CHECK(vendor::memset_async(device_dst, value, bytes, as_stream(stream)));
+}
 
 }  // namespace strata::gpu

@@ -29,6 +29,8 @@ struct DeviceInfo {
 
 // "CUDA" or "HIP" in a GPU build; nullptr when the build has no GPU backend.
 const char* runtime_name();
+// Free and total memory of a device now (other programs' use included); false without one.
+bool device_memory(int ordinal, uint64_t* free_bytes, uint64_t* total_bytes);
 // True when at least one device is usable; otherwise `why` says what is missing. Any error from
 // the runtime's device count (no driver, no device, a container without /dev/nvidia*) is "none".
 bool find_devices(std::vector<DeviceInfo>* out, std::string* why);
@@ -69,8 +71,13 @@ public:
     DevicePool(const DevicePool&) = delete;
     DevicePool& operator=(const DevicePool&) = delete;
 
-    // An empty buffer and `error` set when the device is out of memory.
+    // An empty buffer and `error` set when the device is out of memory, or when the allocation
+    // would take the pool's holdings past its budget.
     DeviceBuffer allocate(uint64_t bytes, std::string* error = nullptr);
+    // --vram-budget: the pool holds at most this many bytes (0: no limit), so a large card behaves
+    // as a smaller one for everything the engine allocates through it.
+    void set_budget(uint64_t bytes) { budget_ = bytes; }
+    uint64_t budget() const { return budget_; }
     // Cached blocks go back to the runtime.
     void trim();
     uint64_t bytes_in_use() const { return in_use_; }
@@ -81,7 +88,7 @@ private:
     friend class DeviceBuffer;
     void release(void* data, uint64_t block_bytes);
     int ordinal_;
-    uint64_t in_use_ = 0, held_ = 0;
+    uint64_t in_use_ = 0, held_ = 0, budget_ = 0;
     std::map<uint64_t, std::vector<void*>> cached_;  // size class → free blocks
 };
 
@@ -115,5 +122,78 @@ private:
     void* stream_ = nullptr;
     std::vector<DeviceBuffer> slots_;
 };
+
+// ---- copies beside compute ---------------------------------------------------------------------
+// A second queue (expert copies run on one while the context's stream computes), events that
+// order the two without a host wait, and page-locked host memory for full-speed async copies.
+
+class GpuStream {
+public:
+    explicit GpuStream(int ordinal);
+    ~GpuStream();
+    GpuStream(const GpuStream&) = delete;
+    GpuStream& operator=(const GpuStream&) = delete;
+    void* handle() const { return stream_; }
+    void synchronize();
+
+private:
+    void* stream_ = nullptr;
+};
+
+class GpuEvent {
+public:
+    GpuEvent();
+    ~GpuEvent();
+    GpuEvent(const GpuEvent&) = delete;
+    GpuEvent& operator=(const GpuEvent&) = delete;
+    void record(void* stream);          // marks the work queued on `stream` so far
+    void make_wait(void* stream) const; // later work on `stream` starts after the marked work
+    void synchronize() const;           // the host waits for the marked work
+    bool done() const;                  // without waiting
+    // Milliseconds between two recorded events (both done).
+    float ms_since(const GpuEvent& start) const;
+
+private:
+    void* event_ = nullptr;
+};
+
+// Page-locked host memory (cudaMallocHost / hipHostMalloc).
+class PinnedBuffer {
+public:
+    PinnedBuffer() = default;
+    PinnedBuffer(PinnedBuffer&& other) noexcept { *this = std::move(other); }
+    PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
+    ~PinnedBuffer();
+    // False (and `error`) when the runtime refuses.
+    bool allocate(uint64_t bytes, std::string* error);
+    void* data() const { return data_; }
+    template <typename T> T* as() const { return static_cast<T*>(data_); }
+    uint64_t bytes() const { return bytes_; }
+
+private:
+    void* data_ = nullptr;
+    uint64_t bytes_ = 0;
+};
+
+// Page-locks an existing host range (the mapped GGUF's expert tensors) for as long as it lives.
+class HostRegistration {
+public:
+    HostRegistration() = default;
+    ~HostRegistration();
+    HostRegistration(const HostRegistration&) = delete;
+    HostRegistration& operator=(const HostRegistration&) = delete;
+    // False (and `error`) when the OS or driver refuses (too little lockable memory, HIP and a
+    // read-only mapping); copies from the range then go through pinned staging buffers.
+    bool register_range(const void* ptr, uint64_t bytes, bool read_only, std::string* error);
+    bool registered() const { return ptr_ != nullptr; }
+
+private:
+    void* ptr_ = nullptr;
+};
+
+// Queued on any stream (a GpuContext's or a GpuStream's handle).
+void copy_h2d_async(void* device_dst, const void* host_src, uint64_t bytes, void* stream);
+void copy_d2h_async(void* host_dst, const void* device_src, uint64_t bytes, void* stream);
+void memset_async(void* device_dst, int value, uint64_t bytes, void* stream);
 
 }  // namespace strata::gpu

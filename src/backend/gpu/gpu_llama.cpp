@@ -11,6 +11,7 @@
 
 #include "backend/gpu/gpu_model.h"
 #include "backend/gpu/gpu_ops.h"
+#include "backend/gpu/gpu_routed_experts.h"
 #include "model/arch/llama_family.h"
 #include "quant/traits.h"
 
@@ -49,6 +50,7 @@ public:
         : options_(options), pool_(std::make_unique<gpu::DevicePool>(options.gpu_ordinal)),
           ctx_(std::make_unique<gpu::GpuContext>(options.gpu_ordinal, *pool_)) {
         config_ = config;
+        pool_->set_budget(options.vram_budget);
     }
 
     Status load(const GgufFile& file) {
@@ -77,9 +79,11 @@ public:
             if (src.moe) {
                 STRATA_ASSIGN_OR_RETURN(L.ffn_norm, upload(src.moe_ffn.norm, false));
                 STRATA_ASSIGN_OR_RETURN(L.router, upload(src.moe_ffn.router, true));
-                STRATA_ASSIGN_OR_RETURN(L.gate_exps, upload(src.moe_ffn.gate_exps, true));
-                STRATA_ASSIGN_OR_RETURN(L.up_exps, upload(src.moe_ffn.up_exps, true));
-                STRATA_ASSIGN_OR_RETURN(L.down_exps, upload(src.moe_ffn.down_exps, true));
+                if (!options_.routed_experts) {  // else the tiers hold them (below)
+                    STRATA_ASSIGN_OR_RETURN(L.gate_exps, upload(src.moe_ffn.gate_exps, true));
+                    STRATA_ASSIGN_OR_RETURN(L.up_exps, upload(src.moe_ffn.up_exps, true));
+                    STRATA_ASSIGN_OR_RETURN(L.down_exps, upload(src.moe_ffn.down_exps, true));
+                }
             } else {
                 STRATA_ASSIGN_OR_RETURN(L.ffn_norm, upload(src.ffn.norm, false));
                 STRATA_ASSIGN_OR_RETURN(L.gate, upload(src.ffn.gate, true));
@@ -88,6 +92,9 @@ public:
             }
         }
         ctx_->synchronize();  // the copies read the mapped file, which must not change under them
+        if (options_.routed_experts) {
+            STRATA_ASSIGN_OR_RETURN(routed_, options_.routed_experts(file, *ctx_));
+        }
         return Status::ok();
     }
 
@@ -111,7 +118,7 @@ public:
         return KvCache(n_ctx, c.kv_dim_k(), c.kv_dim_v(), std::move(storage));
     }
 
-    void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext&) override {
+    void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& cpu) override {
         auto* storage = dynamic_cast<GpuKvStorage*>(kv.storage());
         STRATA_CHECK(storage != nullptr, "GPU forward with a KV cache this model did not make (use make_kv_cache)");
         gpu::GpuKvCache& cache = storage->cache;
@@ -130,9 +137,10 @@ public:
         for (size_t il = 0; il < layers_.size(); ++il) {
             const GpuLayer& L = layers_[il];
             attention(L.attn, x, n, positions, batch.pos0, cache, static_cast<int64_t>(il));
-            if (L.moe) moe_ffn(L, x, n);
+            if (L.moe) moe_ffn(L, static_cast<int64_t>(il), x, n, cpu);
             else dense_ffn(L, x, n);
         }
+        if (routed_) routed_->end_forward(g);
         const int64_t first = which == LogitsFor::Last ? n - 1 : 0;
         const int64_t rows = n - first;
         float* normed = g.scratch_floats(kNormed, static_cast<uint64_t>(rows * e));
@@ -198,7 +206,7 @@ private:
 
     // Softmax top-k routing, then each (token, expert) pair through its expert, as moe_ffn_block;
     // pairs are grouped by expert on the device so each expert's rows are read once per tile.
-    void moe_ffn(const GpuLayer& L, float* x, int64_t n) {
+    void moe_ffn(const GpuLayer& L, int64_t layer, float* x, int64_t n, CpuContext& cpu) {
         const ModelConfig& c = config_;
         gpu::GpuContext& g = *ctx_;
         const int64_t e = c.n_embd, n_exp = c.n_expert, k = c.n_expert_used, ff = L.gate_exps.ne[1];
@@ -210,6 +218,10 @@ private:
         auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * sizeof(int32_t)));
         float* weights = g.scratch_floats(kExpertWeights, static_cast<uint64_t>(pairs));
         gpu::gpu_moe_route_softmax_topk(router, n, n_exp, k, c.norm_topk_prob, ids, weights, g);
+        if (routed_) {  // experts not all in VRAM: the tiers compute them (GPU hits, CPU, streamed)
+            routed_->forward(gpu::RoutedExpertsStep{layer, n, e, k, h, ids, weights, x}, g, cpu);
+            return;
+        }
         const gpu::MoePlan plan = gpu::gpu_moe_plan(ids, pairs, n_exp, kMoePlan, g);
         float* gate = g.scratch_floats(kExpertGate, static_cast<uint64_t>(pairs * ff));
         float* up = g.scratch_floats(kExpertUp, static_cast<uint64_t>(pairs * ff));
@@ -255,6 +267,7 @@ private:
     uint64_t weight_bytes_ = 0;
     DeviceWeight token_embd_, output_norm_, output_;
     std::vector<GpuLayer> layers_;
+    std::unique_ptr<gpu::RoutedExperts> routed_;  // declared last: freed first, while its pool lives
 };
 
 }  // namespace

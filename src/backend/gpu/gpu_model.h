@@ -9,6 +9,7 @@
 //   STRATA_ASSIGN_OR_RETURN(auto model, load_model_on(gguf, opt));
 //   fmt::print("{}\n", model->device_name());      // "CUDA NVIDIA H200 (sm_90)"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,10 +24,24 @@ namespace strata {
 
 enum class ComputeDevice { Cpu, Gpu, Auto };
 
+namespace gpu {
+class GpuContext;
+class RoutedExperts;
+}  // namespace gpu
+// Makes the object that computes the routed experts of a model whose experts do not all fit in
+// VRAM (experts/gpu_expert_tiers.h), on the model's GPU context, once the dense weights are in.
+using RoutedExpertsFactory =
+    std::function<Result<std::unique_ptr<gpu::RoutedExperts>>(const GgufFile&, gpu::GpuContext&)>;
+
 struct ComputeOptions {
     ComputeDevice device = ComputeDevice::Cpu;
     int gpu_ordinal = 0;       // the runtime's device number
     bool kv_f16 = true;        // GPU KV cache in f16 (as llama.cpp); false: f32
+    // > 0: every byte the model allocates on the GPU counts against this (--vram-budget), so a
+    // large card behaves as a smaller one.
+    uint64_t vram_budget = 0;
+    // Set: routed experts are not uploaded with the model; this factory's object holds them.
+    RoutedExpertsFactory routed_experts = nullptr;
 };
 
 std::optional<ComputeDevice> parse_compute_device(std::string_view name);  // "cpu" | "gpu" | "auto"

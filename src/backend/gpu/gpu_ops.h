@@ -22,6 +22,10 @@ struct DeviceWeight {
     TensorType type = TensorType::F32;
     int64_t ne[4] = {1, 1, 1, 1};  // ne[0]: row length (inputs); ne[1]: rows (outputs); ne[2]: matrices
     uint64_t row_bytes = 0;
+    // Bytes from one matrix to the next; 0: packed (ne[1] · row_bytes). Expert slots in VRAM hold
+    // one expert's gate|up|down each, so matrix m of a slot pool's view is slot m.
+    uint64_t matrix_bytes = 0;
+    uint64_t matrix_stride() const { return matrix_bytes ? matrix_bytes : static_cast<uint64_t>(ne[1]) * row_bytes; }
     explicit operator bool() const { return data != nullptr; }
     const float* f32() const { return reinterpret_cast<const float*>(data); }
 };
@@ -118,6 +122,16 @@ MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int 
 // token (gate/up: pass k, pair p = token·k + slot) or one per pair (down: pass 1).
 void gpu_matmul_experts(const DeviceWeight& w, const MoePlan& plan, const float* x, int64_t pairs_per_x_row, float* y,
                         GpuContext& ctx);
+
+// Rows by sorted position instead of by pair: for a plan built on the host that covers only some
+// pairs (the expert tiers compute hits and streamed experts in separate launches), the
+// intermediate gate/up rows are indexed by position in `sorted`, so each launch's rows form one
+// contiguous range (for gpu_swiglu) whatever pairs it holds.
+enum class MoeRows { Pair, Sorted };
+// y[rows_y(c)] = W_{matrix of c's tile} · x[rows_x(c)] for each sorted position c of the plan's
+// tiles; Pair rows are pair / pairs_per_x_row for x and pair for y.
+void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const float* x, MoeRows x_rows,
+                             int64_t pairs_per_x_row, float* y, MoeRows y_rows, GpuContext& ctx);
 
 // x[t] += Σ_j weights[t·k + j] · expert_out[t·k + j], rows of n.
 void gpu_moe_combine(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n, float* x,

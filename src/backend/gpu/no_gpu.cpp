@@ -6,6 +6,7 @@ namespace strata {
 
 namespace gpu {
 const char* runtime_name() { return nullptr; }
+bool device_memory(int, uint64_t*, uint64_t*) { return false; }
 bool find_devices(std::vector<DeviceInfo>* out, std::string* why) {
     out->clear();
     *why = "no GPU support in this build (configure with nvcc available, or -DSTRATA_CUDA=ON / -DSTRATA_HIP=ON)";

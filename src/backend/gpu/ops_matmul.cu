@@ -43,6 +43,7 @@ struct Columns {
     int64_t pairs_per_x_row = 1;
     int64_t n_cols = 0;
     int64_t matrix = 0;
+    bool x_by_sorted = false, y_by_sorted = false;  // MoeRows::Sorted
 };
 
 template <TensorType T>
@@ -68,8 +69,8 @@ __global__ void matmul_kernel(const uint8_t* w, uint64_t matrix_bytes, uint64_t 
     for (int j = 0; j < kCols; ++j) {
         const int64_t c = first + min(static_cast<int64_t>(j), count - 1);
         const int64_t pair = cols.sorted ? cols.sorted[c] : c;
-        xin[j] = x + (cols.sorted ? pair / cols.pairs_per_x_row : c) * n_in;
-        yrow[j] = pair;
+        xin[j] = x + (cols.x_by_sorted ? c : cols.sorted ? pair / cols.pairs_per_x_row : c) * n_in;
+        yrow[j] = cols.y_by_sorted ? c : pair;
     }
     const uint8_t* row = w + static_cast<uint64_t>(matrix) * matrix_bytes + static_cast<uint64_t>(o) * row_bytes;
     float acc[kCols] = {};
@@ -106,7 +107,7 @@ void check_weight(const DeviceWeight& w, const char* op) {
 void launch_matmul(const DeviceWeight& w, const float* x, float* y, const Columns& cols, int64_t grid_y, GpuContext& ctx) {
     const int64_t rows_per_block = kMatmulBlock / ctx.warp_size();
     const dim3 grid(grid_for(w.ne[1], static_cast<int>(rows_per_block)), static_cast<unsigned>(grid_y));
-    const uint64_t matrix_bytes = static_cast<uint64_t>(w.ne[1]) * w.row_bytes;
+    const uint64_t matrix_bytes = w.matrix_stride();
     dispatch_weight_type(w.type, [&](auto tag) {
         matmul_kernel<decltype(tag)::value><<<grid, kMatmulBlock, 0, stream_of(ctx)>>>(
             w.data, matrix_bytes, w.row_bytes, w.ne[0], w.ne[1], x, y, cols);
@@ -138,13 +139,20 @@ void gpu_matmul(const DeviceWeight& w, int64_t matrix, const float* x, int64_t n
 
 void gpu_matmul_experts(const DeviceWeight& w, const MoePlan& plan, const float* x, int64_t pairs_per_x_row, float* y,
                         GpuContext& ctx) {
+    gpu_matmul_experts_rows(w, plan, x, MoeRows::Pair, pairs_per_x_row, y, MoeRows::Pair, ctx);
+}
+
+void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const float* x, MoeRows x_rows,
+                             int64_t pairs_per_x_row, float* y, MoeRows y_rows, GpuContext& ctx) {
     check_weight(w, "gpu_matmul_experts with an absent weight");
-    if (plan.n_pairs == 0) return;
+    if (plan.n_pairs == 0 || plan.max_tiles == 0) return;
     Columns cols;
     cols.tiles = plan.tiles;
     cols.n_tiles = plan.n_tiles;
     cols.sorted = plan.sorted;
     cols.pairs_per_x_row = pairs_per_x_row;
+    cols.x_by_sorted = x_rows == MoeRows::Sorted;
+    cols.y_by_sorted = y_rows == MoeRows::Sorted;
     launch_matmul(w, x, y, cols, plan.max_tiles, ctx);
 }
 

@@ -68,6 +68,16 @@ inline Error event_destroy(Event e) { return cudaEventDestroy(e); }
 inline Error event_record(Event e, Stream s) { return cudaEventRecord(e, s); }
 inline Error event_synchronize(Event e) { return cudaEventSynchronize(e); }
 inline Error event_elapsed_ms(float* ms, Event start, Event end) { return cudaEventElapsedTime(ms, start, end); }
+inline Error event_query(Event e) { return cudaEventQuery(e); }
+inline bool event_pending(Error e) { return e == cudaErrorNotReady; }
+inline Error stream_wait_event(Stream s, Event e) { return cudaStreamWaitEvent(s, e, 0); }
+
+// Page-locks existing host memory (a read-only file mapping too) so async copies from it run at
+// full link speed without a staging copy.
+inline Error host_register(void* ptr, size_t bytes, bool read_only) {
+    return cudaHostRegister(ptr, bytes, cudaHostRegisterPortable | (read_only ? cudaHostRegisterReadOnly : 0u));
+}
+inline Error host_unregister(void* ptr) { return cudaHostUnregister(ptr); }
 
 // ---- device side ------------------------------------------------------------------------------
 #if defined(__CUDACC__)

@@ -73,6 +73,16 @@ inline Error event_destroy(Event e) { return hipEventDestroy(e); }
 inline Error event_record(Event e, Stream s) { return hipEventRecord(e, s); }
 inline Error event_synchronize(Event e) { return hipEventSynchronize(e); }
 inline Error event_elapsed_ms(float* ms, Event start, Event end) { return hipEventElapsedTime(ms, start, end); }
+inline Error event_query(Event e) { return hipEventQuery(e); }
+inline bool event_pending(Error e) { return e == hipErrorNotReady; }
+inline Error stream_wait_event(Stream s, Event e) { return hipStreamWaitEvent(s, e, 0); }
+
+// Page-locks existing host memory so async copies from it run at full link speed. HIP has no
+// read-only flag: a read-only file mapping may be refused, and the caller then stages copies.
+inline Error host_register(void* ptr, size_t bytes, bool /*read_only*/) {
+    return hipHostRegister(ptr, bytes, hipHostRegisterPortable);
+}
+inline Error host_unregister(void* ptr) { return hipHostUnregister(ptr); }
 
 // ---- device side ------------------------------------------------------------------------------
 // 64 on GCN (gfx906), 32 on RDNA, per device pass. The host pass sees 64 whatever the target, so

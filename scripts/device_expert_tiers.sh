@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Expert tiers on a GPU machine, in one go: the tier tests (GPU vs HF logits, streamed vs resident
+# bit for bit), `strata parity` with a tiny expert cache, then the BENCHMARKS.md synthetic
+# Qwen3-30B-A3B (48 layers) in the scenarios of issue 9: everything in VRAM, all experts in RAM
+# (no cache slots; each miss lane), and VRAM budgets of 10 and 16 GiB. Logs go to OUT_DIR.
+# Usage: scripts/device_expert_tiers.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] [SKEW (0)]
+# BIN_DIR holds strata and strata_gpu_tests (built elsewhere; LD_LIBRARY_PATH set by the caller).
+set -uo pipefail
+out=${1:?usage: OUT_DIR BIN_DIR TESTDATA [LAYERS] [SKEW]}
+bin=${2:?}
+data=${3:?}
+layers=${4:-48}
+skew=${5:-0}
+mkdir -p "$out"
+export STRATA_TESTDATA=$data
+step() {  # name timeout command...: runs it, logs to OUT/name.txt, one line to times.txt
+  local name=$1 limit=$2; shift 2
+  local t=$(date +%s)
+  timeout "$limit" "$@" > "$out/$name.txt" 2>&1
+  local rc=$?
+  echo "$name: exit $rc, $(( $(date +%s) - t )) s" | tee -a "$out/times.txt"
+}
+(env -u LD_LIBRARY_PATH nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; free -g; nproc) > "$out/machine.txt" 2>&1
+
+step tier_tests 240 "$bin/strata_gpu_tests" --gtest_filter='GpuExpertTiers*:*GpuModelParity*'
+grep -E "^gpu-tiers|^gpu-parity|FAILED|PASSED" "$out/tier_tests.txt" | head -40
+step parity_tiny_cache 60 "$bin/strata" parity --device gpu -m "$data/models/qwen3moe.gguf" --ref "$data/models/qwen3moe.ref.gguf" --expert-slots 2
+cat "$out/parity_tiny_cache.txt"
+
+model=/tmp/strata-synth-${layers}l-skew${skew}.gguf
+skew_flag=()
+[[ "$skew" != 0 ]] && skew_flag=(--router-skew "$skew")
+step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" \
+  "${skew_flag[@]}" -o "$model"
+bench() {  # name args...
+  local name=$1; shift
+  step "bench_$name" 240 "$bin/strata" bench -m "$model" --device gpu "$@"
+  grep -E "placement|expert tiers|pp|tg|experts:" "$out/bench_$name.txt" | head -12
+}
+bench vram -p 512 -n 128 -r 3
+bench ram_auto -p 512 -n 64 -r 2 --expert-slots 0
+bench ram_cpu -p 0 -n 64 -r 2 --expert-slots 0 --miss-lane cpu
+bench ram_stream -p 512 -n 64 -r 2 --expert-slots 0 --miss-lane stream
+bench budget10 -p 512 -n 64 -r 2 --vram-budget 10GiB
+bench budget16 -p 512 -n 64 -r 2 --vram-budget 16GiB
+rm -f "$model"

@@ -1,0 +1,40 @@
+#pragma once
+// The hook through which a GPU forward hands a MoE layer's routed experts to whoever holds them
+// when they are not all in VRAM (experts/gpu_expert_tiers.h: VRAM slots, pinned RAM, the mapped
+// file, CPU workers). The forward computes the norm, the router and the top-k selection on the
+// GPU, then calls forward(); the implementation adds Σ weight · expert(h) to the residual x, on
+// the context's stream, by whatever mix of GPU kernels, copies and CPU work it chooses.
+//
+//   ComputeOptions opt;
+//   opt.routed_experts = [&](const GgufFile& f, gpu::GpuContext& g) { return make_tiers(f, g, ...); };
+//   auto model = load_model_on(gguf, opt);   // routed experts are not uploaded with the model
+
+#include <cstdint>
+
+#include "backend/cpu/cpu_context.h"
+#include "backend/gpu/device_runtime.h"
+
+namespace strata::gpu {
+
+struct RoutedExpertsStep {
+    int64_t layer = 0;        // model layer index (blk.N)
+    int64_t n_tokens = 0;
+    int64_t n_embd = 0;
+    int64_t k = 0;            // experts per token
+    const float* h = nullptr;         // device, n_tokens rows of n_embd: the normed input
+    const int32_t* ids = nullptr;     // device, n_tokens rows of k expert indices
+    const float* weights = nullptr;   // device, n_tokens rows of k combine weights
+    float* x = nullptr;               // device residual stream, rows of n_embd: x += Σ w · expert(h)
+};
+
+class RoutedExperts {
+public:
+    virtual ~RoutedExperts() = default;
+    // Called once per MoE layer and forward pass, in layer order. `cpu` is the forward's CPU
+    // context (its thread pool computes experts that stay in RAM).
+    virtual void forward(const RoutedExpertsStep& step, GpuContext& gpu, CpuContext& cpu) = 0;
+    // Called after the last layer of a forward pass (statistics, copy scheduling).
+    virtual void end_forward(GpuContext&) {}
+};
+
+}  // namespace strata::gpu

@@ -1,0 +1,59 @@
+#pragma once
+// The flags that place a MoE model on a GPU too small for it (runtime/gpu_placement.h), shared
+// by `run`, `bench`, `parity` and `serve`: the VRAM budget and reserve the memory plan works
+// with, and how the expert tiers behave. Without them a model that fits loads whole and one that
+// does not is tiered by the plan of the card's free memory.
+//
+//   TierFlags tiers;  tiers.add_to(app);
+//   auto placement = tiers.place(gguf, compute, n_ctx, n_batch);   // before load_model_on
+//   if (!placement) return report_failure("bench", placement.status().message());
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "plan/units.h"
+#include "runtime/gpu_placement.h"
+
+namespace strata::cli {
+
+struct TierFlags {
+    std::string vram_budget;
+    std::string vram_reserve = "512MiB";
+    std::string expert_policy = "lru";
+    std::string miss_lane = "auto";
+    int64_t expert_slots = -1;
+
+    void add_to(CLI::App& app) {
+        app.add_option("--vram-budget", vram_budget, "Use at most this much VRAM (e.g. 10GiB), as if the card were this size");
+        app.add_option("--vram-reserve", vram_reserve, "VRAM the plan leaves free for the driver and other programs")
+            ->capture_default_str();
+        app.add_option("--expert-policy", expert_policy, "Expert cache policy when experts are tiered: lru or lfu")
+            ->capture_default_str();
+        app.add_option("--miss-lane", miss_lane,
+                       "Experts missing from VRAM: auto (CPU or streamed, by measured cost), cpu, or stream")
+            ->capture_default_str();
+        app.add_option("--expert-slots", expert_slots, "Tier the experts with this many VRAM cache slots (overrides the plan)");
+    }
+
+    Result<GpuPlacement> place(const GgufFile& file, ComputeOptions& compute, int64_t n_ctx, int64_t n_batch) const {
+        GpuPlacementRequest req;
+        if (!vram_budget.empty()) {
+            auto b = parse_byte_size(vram_budget);
+            if (!b) return Status::error("--vram-budget: {}", b.status().message());
+            req.vram_budget = *b;
+        }
+        auto r = parse_byte_size(vram_reserve);
+        if (!r) return Status::error("--vram-reserve: {}", r.status().message());
+        req.vram_reserve = *r;
+        req.n_ctx = n_ctx;
+        req.n_batch = n_batch;
+        req.expert_policy = expert_policy;
+        req.miss_lane = miss_lane;
+        req.expert_slots = expert_slots;
+        req.force_tiers = expert_slots >= 0;
+        return place_on_gpu(file, compute, req);
+    }
+};
+
+}  // namespace strata::cli

@@ -1,0 +1,129 @@
+#include "device/resolve.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "device/enumerate.h"
+#include "device/merge.h"
+#include "device/select.h"
+
+namespace strata {
+namespace {
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+const char* runtime_label(GpuVendor v) {
+    switch (v) {
+        case GpuVendor::nvidia: return "CUDA";
+        case GpuVendor::amd: return "HIP";
+        default: return "";
+    }
+}
+
+// "0000:03:00.0 NVIDIA H200: arch sm_90 is not compiled into this build; ..." per device.
+std::string devices_with_reasons(const std::vector<GpuDevice>& devices) {
+    if (devices.empty()) return "\n  (no GPU found)";
+    std::string text;
+    for (const GpuDevice& d : devices) {
+        text += fmt::format("\n  {}: {}", describe_device(d), d.usable ? "usable" : fmt::format("{}", fmt::join(d.reasons, "; ")));
+    }
+    return text;
+}
+
+std::string visibility_hint(const VisibilityVariables& user) {
+    std::vector<std::string> set = visibility_in_effect(GpuVendor::nvidia, user);
+    for (const auto& item : visibility_in_effect(GpuVendor::amd, user)) {
+        if (std::find(set.begin(), set.end(), item) == set.end()) set.push_back(item);
+    }
+    if (set.empty()) return "";
+    return fmt::format("\n  note: {} set by you: runtime ordinals count within the GPUs it leaves visible, and a GPU it hides cannot be chosen",
+                       fmt::join(set, ", "));
+}
+
+Result<ResolvedDevice> gpu_chosen(const std::vector<GpuDevice>& devices, size_t index, std::string_view flag, const std::string& why,
+                                  const VisibilityVariables& user) {
+    const GpuDevice& d = devices[index];
+    if (!d.runtime_ordinal) {
+        // Usable devices have a compute driver, but NVML alone (no libcuda) numbers nothing.
+        return Status::error("--device {}: {} has no runtime ordinal: neither CUDA nor HIP numbered it (install the runtime; `strata devices` shows which ones answered)",
+                             flag, describe_device(d));
+    }
+    ResolvedDevice r;
+    r.index = index;
+    r.ordinal = d.runtime_ordinal;
+    r.vendor = d.vendor;
+    r.explanation = fmt::format("strata: using {} GPU {} (pci {}, {}, {}): {}", runtime_label(d.vendor), *d.runtime_ordinal,
+                                d.pci ? d.pci->to_string() : "unknown", d.name.empty() ? "unnamed" : d.name, d.arch.empty() ? "arch unknown" : d.arch,
+                                why);
+    if (auto set = visibility_in_effect(d.vendor, user); !set.empty()) {
+        r.explanation += fmt::format("; {} set by you is respected, so ordinal {} counts within the GPUs it leaves visible", fmt::join(set, " and "),
+                                     *d.runtime_ordinal);
+    }
+    if (d.ordinal_predicted) r.explanation += "; the ordinal is predicted from the KFD node order (no HIP runtime answered)";
+    return r;
+}
+
+ResolvedDevice on_cpu(std::string explanation) {
+    ResolvedDevice r;
+    r.explanation = std::move(explanation);
+    return r;
+}
+
+}  // namespace
+
+std::vector<std::string> visibility_in_effect(GpuVendor vendor, const VisibilityVariables& user) {
+    std::vector<std::string> out;
+    auto add = [&](const char* name, const std::optional<std::string>& v) {
+        if (v) out.push_back(fmt::format("{}={}", name, *v));
+    };
+    if (vendor == GpuVendor::nvidia) {
+        add("CUDA_VISIBLE_DEVICES", user.cuda_visible_devices);
+    } else if (vendor == GpuVendor::amd) {
+        // ROCr filters the agents first; HIP then numbers what is left through its own variable.
+        add("ROCR_VISIBLE_DEVICES", user.rocr_visible_devices);
+        if (user.hip_visible_devices) add("HIP_VISIBLE_DEVICES", user.hip_visible_devices);
+        else add("CUDA_VISIBLE_DEVICES", user.cuda_visible_devices);
+    }
+    return out;
+}
+
+Result<ResolvedDevice> resolve_device_flag(const std::vector<GpuDevice>& devices, std::string_view flag, const VisibilityVariables& user) {
+    const std::string spec = lower(flag);
+    if (spec == "cpu") return on_cpu("strata: using the CPU (--device cpu)");
+
+    if (spec.empty() || spec == "auto" || spec == "gpu") {
+        const std::string_view shown = spec.empty() ? "auto" : spec;
+        AutoPick pick = pick_auto_device(devices);
+        if (pick.index) return gpu_chosen(devices, *pick.index, shown, fmt::format("--device {} takes {}", shown, pick.why), user);
+        if (spec == "gpu") {
+            return Status::error("--device gpu: expected a usable GPU, got none (use --device cpu, or see `strata devices`):{}{}",
+                                 devices_with_reasons(devices), visibility_hint(user));
+        }
+        std::vector<std::string> why;
+        for (const GpuDevice& d : devices) why.push_back(fmt::format("{}: {}", describe_device(d), fmt::join(d.reasons, ", ")));
+        return on_cpu(devices.empty() ? std::string("strata: using the CPU: no GPU found")
+                                      : fmt::format("strata: using the CPU: no GPU is usable ({})", fmt::join(why, "; ")));
+    }
+
+    auto choice = select_device(devices, flag);
+    if (!choice) return Status::error_message(choice.status().message() + visibility_hint(user));
+    if (!choice->index) return on_cpu(fmt::format("strata: using the CPU ({})", choice->why));
+    return gpu_chosen(devices, *choice->index, flag, fmt::format("named by --device {}", flag), user);
+}
+
+Result<ResolvedDevice> resolve_device_on_this_machine(std::string_view flag) {
+    EnumerateOptions options;
+    options.visibility = read_visibility_variables();
+    options.classify.archs = compiled_gpu_archs();
+    options.classify.archs_origin = "this build";
+    DeviceListing listing = enumerate_devices(options);
+    return resolve_device_flag(listing.devices, flag, options.visibility);
+}
+
+}  // namespace strata

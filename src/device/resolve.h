@@ -1,0 +1,50 @@
+#pragma once
+// `--device` as every model-loading command reads it (run, bench, parity, ...): the flag's text,
+// the merged and classified device list and the user's visibility variables go in; the runtime
+// ordinal to load on and the one line Strata prints about its choice come out. The resolution is
+// pure (resolve_device_flag) so every machine of issue 7 is a unit test; enumerating this
+// machine and printing are the callers' business.
+//
+//   DeviceListing listing = enumerate_devices(options);
+//   auto r = resolve_device_flag(listing.devices, "pci:0000:03:00.0", read_visibility_variables());
+//   if (!r) return report_failure("run", r.status().message());
+//   fmt::print(stderr, "{}\n", r->explanation);  // "strata: using CUDA GPU 1 (pci 0000:03:00.0, ...): ..."
+//   compute.gpu_ordinal = r->ordinal.value_or(0);
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "device/device.h"
+
+namespace strata {
+
+struct ResolvedDevice {
+    std::optional<size_t> index;  // into the device list; nullopt: the CPU
+    std::optional<int> ordinal;   // the runtime's number for devices[*index], within the visible set
+    GpuVendor vendor = GpuVendor::unknown;
+    std::string explanation;      // one line for stderr, "strata: using ..."
+};
+
+// `flag` is what --device accepts:
+//   cpu                  the CPU
+//   auto (or empty)      the usable discrete GPU with the most memory; the CPU when none is usable
+//   gpu                  the same GPU, but fails (listing every device and its reasons) when none is
+//   pci:0000:03:00.0     a PCI bus id; GPU-... a UUID (or a unique prefix); 1, cuda:1, hip:1 a
+//                        runtime ordinal; anything else a unique fragment of a name (select.h)
+// Fails, listing the devices that exist, when the flag names no device, several, a device this
+// build cannot use (with the reasons), or one no runtime has numbered.
+Result<ResolvedDevice> resolve_device_flag(const std::vector<GpuDevice>& devices, std::string_view flag,
+                                           const VisibilityVariables& user);
+
+// The visibility variables the user set that decide `vendor`'s ordinals, as "NAME=value" items
+// ("CUDA_VISIBLE_DEVICES=2,3"); empty when none applies. HIP reads CUDA_VISIBLE_DEVICES only when
+// HIP_VISIBLE_DEVICES is unset.
+std::vector<std::string> visibility_in_effect(GpuVendor vendor, const VisibilityVariables& user);
+
+// resolve_device_flag() on this machine: every runtime asked, the archs compiled into this binary.
+Result<ResolvedDevice> resolve_device_on_this_machine(std::string_view flag);
+
+}  // namespace strata

@@ -1,0 +1,84 @@
+#pragma once
+// Expert tiers beside a GPU (ARCHITECTURE.md decision 4): the routed experts of a MoE model that
+// does not fit in VRAM. Every expert's home is the mapped GGUF, page-locked in RAM when the OS
+// allows (so the copy engine reads it at full link speed without a staging copy). A pool of VRAM
+// slots holds copies: most are the cache (residency per (layer, expert), an ExpertPolicy admits
+// and evicts), a few form the staging ring that streamed experts pass through.
+//
+// Per MoE layer and batch, after the GPU has routed the tokens:
+//   - a selected expert in a cache slot (a hit) is computed by the GPU kernels;
+//   - a miss is either computed by the CPU workers straight from RAM, or copied into a staging
+//     slot on the copy stream and computed by the GPU once it lands. The split balances the two
+//     lanes with costs measured at start-up (link bandwidth) and refined as it runs (CPU seconds
+//     per expert and per token): misses with few tokens go to the CPU until the CPU's share
+//     takes as long as copying the rest. Decode (one token) thus uses DRAM and PCIe bandwidth at
+//     once; prompts stream most experts, double-buffered, while the CPU takes the small ones;
+//   - the CPU part and the GPU part run at the same time; the CPU's sum is uploaded and added
+//     to the residual on the GPU's stream. A streamed expert the policy admits keeps its slot
+//     (the victim's slot joins the ring instead), so admissions cost no extra copy.
+//
+//   GpuExpertTierOptions o;  o.cache_slots = plan.vram_expert_slots;
+//   auto tiers = make_gpu_expert_tiers(gguf, gpu_ctx, o);   // fills the cache, measures the link
+//   opt.routed_experts = ...;                              // see backend/gpu/gpu_routed_experts.h
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backend/gpu/gpu_routed_experts.h"
+#include "core/status.h"
+#include "gguf/reader.h"
+
+namespace strata {
+
+// Counters and time split, shared with whoever reports them (strata bench, /metrics).
+struct GpuExpertTierStats {
+    uint64_t layer_steps = 0;
+    uint64_t expert_uses = 0;      // (layer step, expert) pairs
+    uint64_t hits = 0;             // ... found in a cache slot
+    uint64_t cpu_experts = 0;      // ... computed by the CPU
+    uint64_t streamed_experts = 0; // ... copied to a staging slot and computed by the GPU
+    uint64_t routed_pairs = 0, hit_pairs = 0, cpu_pairs = 0, streamed_pairs = 0;
+    uint64_t admissions = 0;       // streamed experts kept as residents
+    uint64_t bytes_streamed = 0;   // host → VRAM
+    uint64_t bytes_cpu = 0;        // expert bytes the CPU read
+    double seconds_wait_gpu = 0;   // host waiting for the GPU's routing (the GPU's share of a layer)
+    double seconds_cpu = 0;        // host computing CPU experts (overlaps the GPU and the copies)
+    double seconds_plan = 0;       // host bookkeeping: grouping, decisions, plan uploads
+    double cpu_expert_us = 0;      // the CPU cost model: one expert, one token (measured at the first step)
+    double cpu_token_us = 0;       // ... each further token of the same expert
+    double cpu_cost_scale = 1;     // ... times this correction learnt from the steps since
+    double hit_rate() const { return expert_uses ? static_cast<double>(hits) / static_cast<double>(expert_uses) : 0.0; }
+};
+
+struct GpuExpertTierOptions {
+    uint64_t cache_slots = 0;    // VRAM cache slots (the memory plan's vram_expert_slots)
+    uint64_t staging_slots = 16; // the streaming ring (two halves); at least 2
+    std::string policy = "lru";  // "lru" or "lfu" (decayed)
+    double lfu_decay = 0.9;
+    // Misses go to the CPU or the link by measured cost; "cpu" or "stream" forces one lane (for
+    // measurements and tests); "auto" balances.
+    std::string miss_lane = "auto";
+    bool pin_file = true;        // page-lock the mapped expert tensors (else copies are staged)
+    std::shared_ptr<GpuExpertTierStats> stats;  // optional: filled as the tiers run
+    std::shared_ptr<std::mutex> stats_mutex;    // guards *stats when another thread reads it
+};
+
+// Everything about the tiers that bench and the server print at start-up.
+struct GpuExpertTierSummary {
+    uint64_t moe_layers = 0, experts_per_layer = 0, slot_bytes = 0;
+    uint64_t cache_slots = 0, staging_slots = 0;
+    bool file_pinned = false;
+    std::string pin_note;              // why not, when not
+    double link_gbps = 0;              // host → VRAM, measured at start-up
+    std::string describe() const;
+};
+
+// Makes the tiers for `file`'s routed experts on the context's device. The VRAM it takes comes
+// from the context's pool (so --vram-budget counts it). Fails when the pool cannot give the slots.
+Result<std::unique_ptr<gpu::RoutedExperts>> make_gpu_expert_tiers(const GgufFile& file, gpu::GpuContext& ctx,
+                                                                  const GpuExpertTierOptions& options,
+                                                                  GpuExpertTierSummary* summary = nullptr);
+
+}  // namespace strata

@@ -1,0 +1,597 @@
+// Expert tiers beside a GPU (experts/gpu_expert_tiers.h). Built only with a GPU backend; the
+// twin gpu_expert_tiers_without_gpu.cpp says why there are none.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/ops.h"
+#include "backend/gpu/gpu_ops.h"
+#include "core/aligned_buffer.h"
+#include "experts/expert_policy.h"
+#include "experts/expert_store.h"
+#include "experts/gpu_expert_tiers.h"
+#include "plan/model_bytes.h"
+
+namespace strata {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// One MoE layer: where each expert's parts are in the mapped file and in a slot.
+struct TierLayer {
+    ExpertLayerTensors host;           // stacked tensors in the mapped file
+    uint64_t gate_bytes = 0, up_bytes = 0, down_bytes = 0;  // one expert's part
+    uint64_t up_offset = 0, down_offset = 0;                // within a slot (gate at 0)
+    gpu::DeviceWeight gate, up, down;  // views over the slot pool: matrix m = slot m
+    uint64_t expert_bytes() const { return gate_bytes + up_bytes + down_bytes; }
+};
+
+// A host buffer in page-locked memory that grows (only at points where no queued copy reads it).
+struct PinnedArray {
+    gpu::PinnedBuffer buffer;
+    template <typename T> T* get(uint64_t count) {
+        const uint64_t bytes = std::max<uint64_t>(count * sizeof(T), 64);
+        if (buffer.bytes() < bytes) {
+            std::string error;
+            if (!buffer.allocate(bytes + bytes / 4, &error)) STRATA_CHECK(false, error.c_str());
+        }
+        return buffer.as<T>();
+    }
+};
+
+struct DeviceArray {
+    gpu::DeviceBuffer buffer;
+    template <typename T> T* get(gpu::DevicePool& pool, uint64_t count) {
+        const uint64_t bytes = std::max<uint64_t>(count * sizeof(T), 64);
+        if (buffer.bytes() < bytes) {
+            std::string error;
+            buffer = pool.allocate(bytes + bytes / 4, &error);
+            STRATA_CHECK(static_cast<bool>(buffer), error.c_str());
+        }
+        return buffer.as<T>();
+    }
+};
+
+// A group of experts computed by one set of GPU launches: the hits, or one chunk of streamed
+// experts (whose copies it waits for).
+struct LaunchSet {
+    int64_t first = 0, count = 0;        // range of sorted positions
+    int64_t tile_first = 0, tiles = 0;   // range of the tile table
+    int half = -1;                       // staging half it streams through; -1: hits
+};
+
+class GpuExpertTiers final : public gpu::RoutedExperts {
+public:
+    GpuExpertTiers(std::vector<ExpertLayerTensors> layers, gpu::GpuContext& ctx, const GpuExpertTierOptions& options)
+        : options_(options), ordinal_(ctx.device().ordinal), copy_stream_(ordinal_) {
+        n_expert_ = layers.empty() ? 0 : static_cast<uint32_t>(layers[0].gate.ne[2]);
+        for (auto& l : layers) {
+            TierLayer t;
+            t.host = l;
+            t.gate_bytes = static_cast<uint64_t>(l.gate.ne[1]) * l.gate.row_bytes;
+            t.up_bytes = static_cast<uint64_t>(l.up.ne[1]) * l.up.row_bytes;
+            t.down_bytes = static_cast<uint64_t>(l.down.ne[1]) * l.down.row_bytes;
+            t.up_offset = align_up(t.gate_bytes, kExpertPartAlignment);
+            t.down_offset = t.up_offset + align_up(t.up_bytes, kExpertPartAlignment);
+            slot_bytes_ = std::max(slot_bytes_, t.down_offset + align_up(t.down_bytes, kExpertPartAlignment));
+            if (layer_index_.size() <= l.layer) layer_index_.resize(l.layer + 1, -1);
+            layer_index_[l.layer] = static_cast<int32_t>(layers_.size());
+            layers_.push_back(t);
+        }
+        if (options_.policy == "lfu") policy_ = std::make_unique<LfuDecayPolicy>(key_count(), options_.lfu_decay);
+        else policy_ = std::make_unique<LruPolicy>(key_count());
+    }
+
+    uint64_t key_count() const { return static_cast<uint64_t>(layers_.size()) * n_expert_; }
+
+    Status init(gpu::GpuContext& ctx, GpuExpertTierSummary* summary) {
+        staging_count_ = std::max<uint64_t>(2, options_.staging_slots / 2 * 2);
+        cache_count_ = std::min<uint64_t>(options_.cache_slots, key_count());
+        const uint64_t n_slots = cache_count_ + staging_count_;
+        std::string error;
+        pool_buffer_ = ctx.pool().allocate(n_slots * slot_bytes_, &error);
+        if (!pool_buffer_) {
+            return Status::error("the expert cache ({} slots of {:.1f} MiB) does not fit in VRAM: {}", n_slots,
+                                 static_cast<double>(slot_bytes_) / (1 << 20), error);
+        }
+        auto* base = pool_buffer_.as<uint8_t>();
+        for (TierLayer& t : layers_) {
+            auto view = [&](const Weight& w, uint64_t offset) {
+                gpu::DeviceWeight d;
+                d.data = base + offset;
+                d.type = w.type;
+                d.ne[0] = w.ne[0], d.ne[1] = w.ne[1], d.ne[2] = static_cast<int64_t>(n_slots), d.ne[3] = 1;
+                d.row_bytes = w.row_bytes;
+                d.matrix_bytes = slot_bytes_;
+                return d;
+            };
+            if (!gpu::gpu_supports_type(t.host.gate.type) || !gpu::gpu_supports_type(t.host.up.type) ||
+                !gpu::gpu_supports_type(t.host.down.type)) {
+                return Status::error("layer {}: expert types {}/{}/{} have no GPU kernel (run with --device cpu)",
+                                     t.host.layer, tensor_type_name(t.host.gate.type),
+                                     tensor_type_name(t.host.up.type), tensor_type_name(t.host.down.type));
+            }
+            t.gate = view(t.host.gate, 0);
+            t.up = view(t.host.up, t.up_offset);
+            t.down = view(t.host.down, t.down_offset);
+        }
+        slot_of_.assign(key_count(), -1);
+        owner_.assign(n_slots, -1);
+        for (uint64_t s = 0; s < staging_count_; ++s) staging_.push_back(static_cast<int32_t>(cache_count_ + s));
+
+        pin_file(summary);
+        measure_link(ctx, summary);
+        fill_cache(ctx);
+        if (summary) {
+            summary->moe_layers = layers_.size();
+            summary->experts_per_layer = n_expert_;
+            summary->slot_bytes = slot_bytes_;
+            summary->cache_slots = cache_count_;
+            summary->staging_slots = staging_count_;
+        }
+        return Status::ok();
+    }
+
+    void forward(const gpu::RoutedExpertsStep& step, gpu::GpuContext& g, CpuContext& cpu) override {
+        const auto t_start = Clock::now();
+        STRATA_CHECK(step.layer >= 0 && static_cast<size_t>(step.layer) < layer_index_.size() &&
+                         layer_index_[static_cast<size_t>(step.layer)] >= 0,
+                     "expert tiers: a MoE layer the tiers do not hold");
+        const int64_t li = layer_index_[static_cast<size_t>(step.layer)];
+        TierLayer& L = layers_[static_cast<size_t>(li)];
+        const int64_t n = step.n_tokens, k = step.k, e = step.n_embd, pairs = n * k;
+        const int64_t ff = L.host.gate.ne[1];
+        if (n == 0) return;
+        step_k_ = k;
+        if (!calibrated_) calibrate(L, e, cpu);
+
+        // 1. The routing, and the normed input the CPU lane may need, come to the host.
+        int32_t* ids = host_ids_.get<int32_t>(static_cast<uint64_t>(pairs));
+        float* weights = host_weights_.get<float>(static_cast<uint64_t>(pairs));
+        float* h = host_h_.get<float>(static_cast<uint64_t>(n * e));
+        g.download(ids, step.ids, static_cast<uint64_t>(pairs) * sizeof(int32_t));
+        g.download(weights, step.weights, static_cast<uint64_t>(pairs) * sizeof(float));
+        g.download(h, step.h, static_cast<uint64_t>(n * e) * sizeof(float));
+        const auto t_wait = Clock::now();
+        g.synchronize();
+        const double wait_s = seconds_since(t_wait);
+
+        // 2. Pairs grouped by expert; each used expert is a hit, a CPU miss or a streamed miss.
+        if (by_expert_.size() < n_expert_) by_expert_.resize(n_expert_);
+        used_.clear();
+        for (int64_t p = 0; p < pairs; ++p) {
+            const int32_t x = ids[p];
+            STRATA_CHECK(x >= 0 && static_cast<uint32_t>(x) < n_expert_, "expert tiers: routed expert id out of range");
+            auto& list = by_expert_[static_cast<size_t>(x)];
+            if (list.empty()) used_.push_back(x);
+            list.push_back(static_cast<int32_t>(p));
+        }
+        std::sort(used_.begin(), used_.end());
+        hits_.clear(), cpu_lane_.clear(), stream_lane_.clear();
+        for (int32_t x : used_) {
+            if (slot_of_[id(li, x)] >= 0) hits_.push_back(x);
+            else stream_lane_.push_back(x);
+        }
+        choose_cpu_lane(L);
+
+        // 3. The GPU's plan: sorted pair positions, tiles of up to kGpuMatmulColumns pairs of one
+        //    slot, one launch set for the hits and one per streamed chunk.
+        const int64_t half = static_cast<int64_t>(staging_count_ / 2);
+        std::vector<LaunchSet>& sets = sets_;
+        sets.clear();
+        int32_t* sorted = host_sorted_.get<int32_t>(static_cast<uint64_t>(pairs));
+        const int64_t max_tiles = pairs + static_cast<int64_t>(used_.size());
+        int32_t* tiles = host_tiles_.get<int32_t>(static_cast<uint64_t>(3 * max_tiles + 64));
+        float* gpu_weights = host_gpu_weights_.get<float>(static_cast<uint64_t>(pairs));
+        std::fill(gpu_weights, gpu_weights + pairs, 0.0f);
+        int64_t n_sorted = 0, n_tiles = 0;
+        auto add_expert = [&](int32_t x, int32_t slot) {
+            const auto& list = by_expert_[static_cast<size_t>(x)];
+            for (size_t i = 0; i < list.size(); i += gpu::kGpuMatmulColumns) {
+                const int64_t count = std::min<int64_t>(gpu::kGpuMatmulColumns, static_cast<int64_t>(list.size() - i));
+                tiles[3 * n_tiles] = slot;
+                tiles[3 * n_tiles + 1] = static_cast<int32_t>(n_sorted + static_cast<int64_t>(i));
+                tiles[3 * n_tiles + 2] = static_cast<int32_t>(count);
+                ++n_tiles;
+            }
+            for (int32_t p : list) {
+                sorted[n_sorted++] = p;
+                gpu_weights[p] = weights[p];
+            }
+        };
+        auto open_set = [&](int half_index) {
+            sets.push_back(LaunchSet{n_sorted, 0, n_tiles, 0, half_index});
+        };
+        auto close_set = [&]() {
+            LaunchSet& s = sets.back();
+            s.count = n_sorted - s.first;
+            s.tiles = n_tiles - s.tile_first;
+            if (s.count == 0) sets.pop_back();
+        };
+        open_set(-1);
+        for (int32_t x : hits_) add_expert(x, slot_of_[id(li, x)]);
+        close_set();
+        // Streamed experts: chunks of one ring half each, alternating halves.
+        stream_slots_.assign(stream_lane_.size(), -1);
+        for (size_t i = 0; i < stream_lane_.size(); ++i) {
+            const int64_t chunk = static_cast<int64_t>(i) / half;
+            const int half_index = static_cast<int>((chunk_counter_ + chunk) % 2);
+            if (static_cast<int64_t>(i) % half == 0) {
+                if (i > 0) close_set();
+                open_set(half_index);
+            }
+            const int32_t slot = staging_[static_cast<size_t>(half_index * half + static_cast<int64_t>(i) % half)];
+            stream_slots_[i] = slot;
+            add_expert(stream_lane_[i], slot);
+        }
+        if (!stream_lane_.empty()) close_set();
+        const int64_t chunks = (static_cast<int64_t>(stream_lane_.size()) + half - 1) / half;
+
+        // 4. Queue the GPU part: plan upload, the copies (copy stream), the launches.
+        void* stream = g.stream();
+        const bool gpu_part = n_sorted > 0;
+        const bool cpu_part = !cpu_lane_.empty();
+        float* out = nullptr;
+        if (gpu_part) {
+            int32_t* d_sorted = dev_sorted_.get<int32_t>(g.pool(), static_cast<uint64_t>(pairs));
+            int32_t* d_tiles = dev_tiles_.get<int32_t>(g.pool(), static_cast<uint64_t>(3 * max_tiles + 64));
+            int32_t* d_counts = dev_counts_.get<int32_t>(g.pool(), sets.size());
+            float* d_weights = dev_weights_.get<float>(g.pool(), static_cast<uint64_t>(pairs));
+            int32_t* counts = host_counts_.get<int32_t>(sets.size());
+            for (size_t s = 0; s < sets.size(); ++s) counts[s] = static_cast<int32_t>(sets[s].tiles);
+            g.upload(d_sorted, sorted, static_cast<uint64_t>(n_sorted) * sizeof(int32_t));
+            g.upload(d_tiles, tiles, static_cast<uint64_t>(3 * n_tiles) * sizeof(int32_t));
+            g.upload(d_counts, counts, sets.size() * sizeof(int32_t));
+            g.upload(d_weights, gpu_weights, static_cast<uint64_t>(pairs) * sizeof(float));
+            float* gate = dev_gate_.get<float>(g.pool(), static_cast<uint64_t>(n_sorted * ff));
+            float* up = dev_up_.get<float>(g.pool(), static_cast<uint64_t>(n_sorted * ff));
+            out = dev_out_.get<float>(g.pool(), static_cast<uint64_t>(pairs * e));
+            if (cpu_part) gpu::memset_async(out, 0, static_cast<uint64_t>(pairs * e) * sizeof(float), stream);
+
+            // Copies into a ring half wait for the compute that last read it: the previous step
+            // (its end event) or, within this step, the chunk two before.
+            step_done_.make_wait(copy_stream_.handle());
+            size_t streamed = 0;
+            for (size_t si = 0; si < sets.size(); ++si) {
+                const LaunchSet& s = sets[si];
+                if (s.half >= 0) {
+                    half_free_[s.half].make_wait(copy_stream_.handle());
+                    const int64_t in_chunk = std::min<int64_t>(half, static_cast<int64_t>(stream_lane_.size() - streamed));
+                    for (int64_t j = 0; j < in_chunk; ++j, ++streamed) copy_expert(L, stream_lane_[streamed], stream_slots_[streamed]);
+                    half_copied_[s.half].record(copy_stream_.handle());
+                    half_copied_[s.half].make_wait(stream);
+                }
+                gpu::MoePlan plan;
+                plan.n_pairs = s.count;
+                plan.max_tiles = s.tiles;
+                plan.sorted = d_sorted;
+                plan.tiles = d_tiles + 3 * s.tile_first;
+                plan.n_tiles = d_counts + si;
+                gpu::gpu_matmul_experts_rows(L.gate, plan, step.h, gpu::MoeRows::Pair, k, gate, gpu::MoeRows::Sorted, g);
+                gpu::gpu_matmul_experts_rows(L.up, plan, step.h, gpu::MoeRows::Pair, k, up, gpu::MoeRows::Sorted, g);
+                gpu::gpu_swiglu(gate + s.first * ff, up + s.first * ff, s.count * ff, g);
+                gpu::gpu_matmul_experts_rows(L.down, plan, gate, gpu::MoeRows::Sorted, 1, out, gpu::MoeRows::Pair, g);
+                if (s.half >= 0) half_free_[s.half].record(stream);
+            }
+            chunk_counter_ += chunks;
+        }
+        const double plan_s = seconds_since(t_start) - wait_s;
+
+        // 5. The CPU part, while the GPU computes and the copies run.
+        const auto t_cpu = Clock::now();
+        if (cpu_part) {
+            float* cpu_out = host_cpu_out_.get<float>(static_cast<uint64_t>(n * e));
+            compute_on_cpu(L, h, weights, n, e, cpu_out, cpu);
+            float* d_cpu_out = dev_cpu_out_.get<float>(g.pool(), static_cast<uint64_t>(n * e));
+            g.upload(d_cpu_out, cpu_out, static_cast<uint64_t>(n * e) * sizeof(float));
+            gpu::gpu_add(step.x, d_cpu_out, n * e, g);
+        }
+        const double cpu_s = seconds_since(t_cpu);
+        if (gpu_part) gpu::gpu_moe_combine(out, dev_weights_.buffer.as<float>(), n, k, e, step.x, g);
+        step_done_.record(stream);
+
+        // 6. The policy: streamed experts it admits keep their slot; the victim's joins the ring.
+        std::vector<uint32_t> used_ids, streamed_ids;
+        for (int32_t x : used_) used_ids.push_back(id(li, x));
+        for (int32_t x : stream_lane_) streamed_ids.push_back(id(li, x));
+        policy_->record_use(used_ids);
+        uint64_t admitted = 0;
+        if (!streamed_ids.empty() && cache_count_ > 0) {
+            residents_.clear();
+            for (uint64_t s = 0; s < cache_count_ + staging_count_; ++s)
+                if (owner_[s] >= 0) residents_.push_back(static_cast<uint32_t>(owner_[s]));
+            const PolicyDecision d = policy_->decide(streamed_ids, residents_, 0, streamed_ids.size());
+            const size_t swaps = std::min(d.admit.size(), d.evict.size());
+            for (size_t i = 0; i < swaps; ++i) {
+                const uint32_t in = d.admit[i], victim = d.evict[i];
+                const auto it = std::find(streamed_ids.begin(), streamed_ids.end(), in);
+                if (it == streamed_ids.end() || slot_of_[victim] < 0) continue;
+                const int32_t new_slot = stream_slots_[static_cast<size_t>(it - streamed_ids.begin())];
+                const int32_t old_slot = slot_of_[victim];
+                slot_of_[victim] = -1;
+                owner_[static_cast<size_t>(old_slot)] = -1;
+                slot_of_[in] = new_slot;
+                owner_[static_cast<size_t>(new_slot)] = static_cast<int64_t>(in);
+                std::replace(staging_.begin(), staging_.end(), new_slot, old_slot);
+                ++admitted;
+            }
+        }
+
+        // Statistics.
+        if (options_.stats) {
+            std::unique_lock<std::mutex> lock;
+            if (options_.stats_mutex) lock = std::unique_lock<std::mutex>(*options_.stats_mutex);
+            GpuExpertTierStats& st = *options_.stats;
+            st.layer_steps += 1;
+            st.expert_uses += used_.size();
+            st.hits += hits_.size();
+            st.cpu_experts += cpu_lane_.size();
+            st.streamed_experts += stream_lane_.size();
+            st.routed_pairs += static_cast<uint64_t>(pairs);
+            st.hit_pairs += pairs_of(hits_);
+            st.cpu_pairs += cpu_pairs_;
+            st.streamed_pairs += pairs_of(stream_lane_);
+            st.admissions += admitted;
+            st.bytes_streamed += stream_lane_.size() * L.expert_bytes();
+            st.bytes_cpu += cpu_lane_.size() * L.expert_bytes();
+            st.seconds_wait_gpu += wait_s;
+            st.seconds_cpu += cpu_s;
+            st.seconds_plan += plan_s;
+            st.cpu_expert_us = cpu_expert_s_ * 1e6;
+            st.cpu_token_us = cpu_token_s_ * 1e6;
+            st.cpu_cost_scale = cpu_scale_;
+        }
+        for (int32_t x : used_) by_expert_[static_cast<size_t>(x)].clear();
+    }
+
+private:
+    uint32_t id(int64_t li, int32_t x) const { return static_cast<uint32_t>(li) * n_expert_ + static_cast<uint32_t>(x); }
+    uint64_t pairs_of(const std::vector<int32_t>& experts) const {
+        uint64_t total = 0;
+        for (int32_t x : experts) total += by_expert_[static_cast<size_t>(x)].size();
+        return total;
+    }
+
+    // Moves misses with the fewest tokens from the link to the CPU while the CPU's share takes no
+    // longer than copying what remains (both lanes run at once, so the layer costs the longer).
+    void choose_cpu_lane(const TierLayer& L) {
+        cpu_pairs_ = 0;
+        if (stream_lane_.empty()) return;
+        if (options_.miss_lane == "stream") return;
+        std::stable_sort(stream_lane_.begin(), stream_lane_.end(), [&](int32_t a, int32_t b) {
+            return by_expert_[static_cast<size_t>(a)].size() < by_expert_[static_cast<size_t>(b)].size();
+        });
+        const double copy_one = static_cast<double>(L.expert_bytes()) / (link_gbps_ * 1e9);
+        double copy_total = copy_one * static_cast<double>(stream_lane_.size());
+        double cpu_total = 0.0;
+        size_t moved = 0;
+        for (int32_t x : stream_lane_) {
+            const double tokens = static_cast<double>(by_expert_[static_cast<size_t>(x)].size());
+            const double cpu_cost = cpu_scale_ * (cpu_expert_s_ + cpu_token_s_ * (tokens - 1.0));
+            if (options_.miss_lane != "cpu" && cpu_total + cpu_cost > copy_total - copy_one) break;
+            cpu_total += cpu_cost;
+            copy_total -= copy_one;
+            ++moved;
+        }
+        cpu_lane_.assign(stream_lane_.begin(), stream_lane_.begin() + static_cast<std::ptrdiff_t>(moved));
+        stream_lane_.erase(stream_lane_.begin(), stream_lane_.begin() + static_cast<std::ptrdiff_t>(moved));
+        std::sort(stream_lane_.begin(), stream_lane_.end());
+        for (int32_t x : cpu_lane_) cpu_pairs_ += by_expert_[static_cast<size_t>(x)].size();
+        predicted_cpu_s_ = cpu_total;
+    }
+
+    // Σ over the CPU lane's pairs of weight · expert(h), per token, into out (n rows of e).
+    void compute_on_cpu(const TierLayer& L, const float* h, const float* weights, int64_t n, int64_t e, float* out,
+                        CpuContext& cpu) {
+        const auto t0 = Clock::now();
+        const int64_t ff = L.host.gate.ne[1];
+        const int64_t rows = static_cast<int64_t>(cpu_pairs_);
+        float* gathered = cpu_gather_.get(static_cast<size_t>(rows * e));
+        float* gate = cpu_gate_.get(static_cast<size_t>(rows * ff));
+        float* up = cpu_up_.get(static_cast<size_t>(rows * ff));
+        float* down = cpu_down_.get(static_cast<size_t>(rows * e));
+        gate_up_jobs_.clear(), down_jobs_.clear();
+        int64_t row = 0;
+        for (int32_t x : cpu_lane_) {
+            const auto& list = by_expert_[static_cast<size_t>(x)];
+            const int64_t m = static_cast<int64_t>(list.size());
+            for (int64_t i = 0; i < m; ++i) {
+                const int64_t token = list[static_cast<size_t>(i)] / step_k_;
+                std::memcpy(gathered + (row + i) * e, h + token * e, static_cast<size_t>(e) * sizeof(float));
+            }
+            gate_up_jobs_.push_back({&L.host.gate, x, gathered + row * e, m, gate + row * ff});
+            gate_up_jobs_.push_back({&L.host.up, x, gathered + row * e, m, up + row * ff});
+            down_jobs_.push_back({&L.host.down, x, gate + row * ff, m, down + row * e});
+            row += m;
+        }
+        cpu_matmul_grouped(gate_up_jobs_, cpu);
+        cpu_swiglu(gate, up, row * ff);
+        cpu_matmul_grouped(down_jobs_, cpu);
+        std::fill(out, out + n * e, 0.0f);
+        row = 0;
+        for (int32_t x : cpu_lane_) {
+            for (int32_t p : by_expert_[static_cast<size_t>(x)]) {
+                float* xt = out + (p / step_k_) * e;
+                const float w = weights[p];
+                const float* o = down + row * e;
+                for (int64_t d = 0; d < e; ++d) xt[d] += w * o[d];
+                ++row;
+            }
+        }
+        // Refine the CPU cost model with what this step took (slowly, to ride out noise).
+        if (predicted_cpu_s_ > 0) {
+            const double ratio = seconds_since(t0) / predicted_cpu_s_;
+            cpu_scale_ = std::clamp(0.9 * cpu_scale_ + 0.1 * cpu_scale_ * ratio, 0.05, 50.0);
+        }
+    }
+
+    void copy_expert(const TierLayer& L, int32_t x, int32_t slot) {
+        uint8_t* dst = pool_buffer_.as<uint8_t>() + static_cast<uint64_t>(slot) * slot_bytes_;
+        void* s = copy_stream_.handle();
+        gpu::copy_h2d_async(dst, L.host.gate.matrix(x), L.gate_bytes, s);
+        gpu::copy_h2d_async(dst + L.up_offset, L.host.up.matrix(x), L.up_bytes, s);
+        gpu::copy_h2d_async(dst + L.down_offset, L.host.down.matrix(x), L.down_bytes, s);
+    }
+
+    // Page-locks the span of the mapped file that holds the expert tensors.
+    void pin_file(GpuExpertTierSummary* summary) {
+        if (!options_.pin_file || layers_.empty()) {
+            if (summary) summary->pin_note = "not asked for";
+            return;
+        }
+        const uint8_t* lo = nullptr;
+        const uint8_t* hi = nullptr;
+        for (const TierLayer& t : layers_) {
+            for (const Weight* w : {&t.host.gate, &t.host.up, &t.host.down}) {
+                const uint8_t* b = w->data;
+                const uint8_t* end = b + static_cast<uint64_t>(w->rows()) * w->row_bytes;
+                lo = lo ? std::min(lo, b) : b;
+                hi = hi ? std::max(hi, end) : end;
+            }
+        }
+        constexpr uintptr_t kPage = 4096;
+        const auto a = reinterpret_cast<uintptr_t>(lo) / kPage * kPage;
+        const auto b = (reinterpret_cast<uintptr_t>(hi) + kPage - 1) / kPage * kPage;
+        std::string error;
+        const bool ok = registration_.register_range(reinterpret_cast<const void*>(a), b - a, true, &error);
+        if (summary) {
+            summary->file_pinned = ok;
+            summary->pin_note = ok ? fmt::format("{:.2f} GiB of the mapped file page-locked", static_cast<double>(b - a) / (1 << 30))
+                                   : fmt::format("page-locking the mapped file failed ({}): copies are staged by the driver", error);
+        }
+    }
+
+    // Host → VRAM bandwidth from the (pinned) file: the staging ring filled three times.
+    void measure_link(gpu::GpuContext& ctx, GpuExpertTierSummary* summary) {
+        const TierLayer& L = layers_[0];
+        gpu::GpuEvent start, end;
+        double best = 0.0;
+        for (int rep = 0; rep < 3; ++rep) {
+            start.record(copy_stream_.handle());
+            for (uint64_t s = 0; s < staging_count_; ++s)
+                copy_expert(L, static_cast<int32_t>(s % n_expert_), staging_[static_cast<size_t>(s)]);
+            end.record(copy_stream_.handle());
+            end.synchronize();
+            const double secs = static_cast<double>(end.ms_since(start)) / 1e3;
+            const double gbps = static_cast<double>(staging_count_ * L.expert_bytes()) / secs / 1e9;
+            best = std::max(best, gbps);
+        }
+        link_gbps_ = best > 0 ? best : 10.0;
+        step_done_.record(ctx.stream());
+        if (summary) summary->link_gbps = link_gbps_;
+    }
+
+    // The cache starts full: layer after layer, expert 0, 1, ... of each, so every layer gets an
+    // equal share (a routing profile will choose the experts instead; uniform routing makes any
+    // equal share as good as another).
+    void fill_cache(gpu::GpuContext& ctx) {
+        const uint64_t n_layers = layers_.size();
+        for (uint64_t s = 0; s < cache_count_; ++s) {
+            const int64_t li = static_cast<int64_t>(s % n_layers);
+            const int32_t x = static_cast<int32_t>(s / n_layers);
+            copy_expert(layers_[static_cast<size_t>(li)], x, static_cast<int32_t>(s));
+            slot_of_[id(li, x)] = static_cast<int32_t>(s);
+            owner_[s] = static_cast<int64_t>(id(li, x));
+        }
+        copy_stream_.synchronize();
+        ctx.synchronize();
+    }
+
+    // One expert on the CPU, for 1 and for 8 tokens: the cost model's starting point.
+    void calibrate(const TierLayer& L, int64_t e, CpuContext& cpu) {
+        calibrated_ = true;
+        const int64_t ff = L.host.gate.ne[1];
+        std::vector<float> x(static_cast<size_t>(8 * e), 0.01f), g(static_cast<size_t>(8 * ff)), u(g.size()),
+            d(static_cast<size_t>(8 * e));
+        auto run = [&](int64_t m) {
+            double best = 1e9;
+            for (int rep = 0; rep < 3; ++rep) {
+                const auto t0 = Clock::now();
+                std::vector<MatmulJob> gu{{&L.host.gate, 0, x.data(), m, g.data()}, {&L.host.up, 0, x.data(), m, u.data()}};
+                cpu_matmul_grouped(gu, cpu);
+                cpu_swiglu(g.data(), u.data(), m * ff);
+                std::vector<MatmulJob> dn{{&L.host.down, 0, g.data(), m, d.data()}};
+                cpu_matmul_grouped(dn, cpu);
+                best = std::min(best, seconds_since(t0));
+            }
+            return best;
+        };
+        cpu_expert_s_ = run(1);
+        cpu_token_s_ = std::max(0.0, (run(8) - cpu_expert_s_) / 7.0);
+    }
+
+    GpuExpertTierOptions options_;
+    int ordinal_;
+    gpu::GpuStream copy_stream_;
+    gpu::HostRegistration registration_;
+    gpu::GpuEvent step_done_, half_free_[2], half_copied_[2];
+    std::vector<TierLayer> layers_;
+    std::vector<int32_t> layer_index_;  // model layer → position in layers_, or -1
+    uint32_t n_expert_ = 0;
+    uint64_t slot_bytes_ = 0, cache_count_ = 0, staging_count_ = 0;
+    gpu::DeviceBuffer pool_buffer_;
+    std::vector<int32_t> slot_of_;   // by id
+    std::vector<int64_t> owner_;     // by slot: id or -1
+    std::vector<int32_t> staging_;   // the ring's slots, two halves
+    uint64_t chunk_counter_ = 0;
+    std::unique_ptr<ExpertPolicy> policy_;
+
+    double link_gbps_ = 10.0;
+    bool calibrated_ = false;
+    double cpu_expert_s_ = 1e-4, cpu_token_s_ = 1e-5, cpu_scale_ = 1.0, predicted_cpu_s_ = 0.0;
+
+    // Per-step scratch, reused.
+    std::vector<std::vector<int32_t>> by_expert_;
+    std::vector<int32_t> used_, hits_, cpu_lane_, stream_lane_, stream_slots_;
+    uint64_t cpu_pairs_ = 0;
+    int64_t step_k_ = 1;
+    std::vector<uint32_t> residents_;
+    std::vector<LaunchSet> sets_;
+    std::vector<MatmulJob> gate_up_jobs_, down_jobs_;
+    PinnedArray host_ids_, host_weights_, host_h_, host_sorted_, host_tiles_, host_gpu_weights_, host_counts_,
+        host_cpu_out_;
+    DeviceArray dev_sorted_, dev_tiles_, dev_counts_, dev_weights_, dev_gate_, dev_up_, dev_out_, dev_cpu_out_;
+    struct FloatScratch {
+        AlignedBuffer buffer;
+        float* get(size_t count) {
+            if (buffer.size() < count * sizeof(float)) buffer = AlignedBuffer(count * sizeof(float) * 5 / 4);
+            return reinterpret_cast<float*>(buffer.data());
+        }
+    } cpu_gather_, cpu_gate_, cpu_up_, cpu_down_;
+};
+
+}  // namespace
+
+std::string GpuExpertTierSummary::describe() const {
+    return fmt::format(
+        "expert tiers: {} MoE layers × {} experts, slots of {:.2f} MiB: {} cached in VRAM ({:.1f}% of experts), {} "
+        "staging; host → VRAM {:.1f} GB/s; {}",
+        moe_layers, experts_per_layer, static_cast<double>(slot_bytes) / (1 << 20), cache_slots,
+        moe_layers * experts_per_layer > 0 ? 100.0 * static_cast<double>(cache_slots) / static_cast<double>(moe_layers * experts_per_layer) : 0.0,
+        staging_slots, link_gbps, pin_note);
+}
+
+Result<std::unique_ptr<gpu::RoutedExperts>> make_gpu_expert_tiers(const GgufFile& file, gpu::GpuContext& ctx,
+                                                                  const GpuExpertTierOptions& options,
+                                                                  GpuExpertTierSummary* summary) {
+    STRATA_ASSIGN_OR_RETURN(std::vector<ExpertLayerTensors> layers, expert_tensors_from_gguf(file));
+    if (layers.empty()) return Status::error("{} has no routed experts to tier", file.path());
+    if (options.policy != "lru" && options.policy != "lfu")
+        return Status::error("--expert-policy: expected lru or lfu, got {:?}", options.policy);
+    if (options.miss_lane != "auto" && options.miss_lane != "cpu" && options.miss_lane != "stream")
+        return Status::error("--miss-lane: expected auto, cpu or stream, got {:?}", options.miss_lane);
+    auto tiers = std::make_unique<GpuExpertTiers>(std::move(layers), ctx, options);
+    STRATA_TRY(tiers->init(ctx, summary));
+    return std::unique_ptr<gpu::RoutedExperts>(std::move(tiers));
+}
+
+}  // namespace strata

@@ -1,0 +1,52 @@
+#pragma once
+// Where a model's weights go when it runs on a GPU, decided by the memory planner before loading
+// (ARCHITECTURE.md decision 5) and then followed: when every routed expert fits in VRAM beside the
+// dense weights, KV cache and workspaces, the model loads whole; otherwise the plan's expert slots
+// become the VRAM cache of the expert tiers (experts/gpu_expert_tiers.h) and the rest is read from
+// RAM. A plan that does not fit is refused here, with the planner's reasons and suggestions.
+//
+//   GpuPlacementRequest req;  req.vram_budget = 10 * kGiB;  req.n_ctx = 4096;
+//   STRATA_ASSIGN_OR_RETURN(GpuPlacement p, place_on_gpu(gguf, compute_options, req));
+//   fmt::print("{}\n", p.describe());     // the plan in one line; tiers filled in after loading
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backend/gpu/gpu_model.h"
+#include "core/status.h"
+#include "experts/gpu_expert_tiers.h"
+#include "gguf/reader.h"
+#include "plan/planner.h"
+
+namespace strata {
+
+struct GpuPlacementRequest {
+    uint64_t vram_budget = 0;            // 0: the card's free memory
+    uint64_t vram_reserve = 512 * kMiB;
+    int64_t n_ctx = 4096;
+    int64_t n_batch = 512;
+    std::string expert_policy = "lru";   // see GpuExpertTierOptions
+    std::string miss_lane = "auto";
+    int64_t expert_slots = -1;           // >= 0: this many cache slots instead of the plan's (tests)
+    bool force_tiers = false;            // tier the experts even when they all fit (tests)
+};
+
+struct GpuPlacement {
+    Plan plan;
+    bool tiered = false;
+    uint64_t cache_slots = 0;
+    // Filled while the model runs (tiered only); read under *stats_mutex.
+    std::shared_ptr<GpuExpertTierStats> stats;
+    std::shared_ptr<std::mutex> stats_mutex;
+    std::shared_ptr<GpuExpertTierSummary> summary;  // filled when the tiers are made (at load)
+    std::string describe() const;
+};
+
+// Plans the model on options.gpu_ordinal's card and, when the experts must be tiered, sets
+// options.vram_budget and options.routed_experts so that load_model_on follows the plan. Does
+// nothing for CPU runs and models without routed experts (tiered stays false).
+Result<GpuPlacement> place_on_gpu(const GgufFile& file, ComputeOptions& options, const GpuPlacementRequest& request);
+
+}  // namespace strata

@@ -1,0 +1,125 @@
+// The expert tiers beside a GPU (experts/gpu_expert_tiers.h) on the fixture MoE models: whatever
+// the cache size and whichever lane computes the misses, the logits must match HF transformers'
+// as the all-in-VRAM GPU model does; experts streamed into staging slots go through the same
+// kernels as resident ones, so a run that streams every miss must give the all-resident logits
+// bit for bit. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <numeric>
+
+#include "backend/gpu/gpu_model.h"
+#include "model/model.h"
+#include "model/parity.h"
+#include "runtime/gpu_placement.h"
+#include "support/testdata.h"
+
+namespace strata {
+namespace {
+
+struct TierCase {
+    std::string model;
+    int64_t slots;
+    std::string lane;
+};
+
+std::string case_name(const ::testing::TestParamInfo<TierCase>& info) {
+    return info.param.model + "_slots" + std::to_string(info.param.slots) + "_" + info.param.lane;
+}
+
+class GpuExpertTiers : public ::testing::TestWithParam<TierCase> {};
+
+// Loads the model on the GPU with its experts tiered as the case says.
+Result<std::unique_ptr<Model>> load_tiered(const GgufFile& f, const TierCase& c, GpuPlacement* placement) {
+    ComputeOptions options{.device = ComputeDevice::Gpu};
+    GpuPlacementRequest req;
+    req.expert_slots = c.slots;
+    req.force_tiers = true;
+    req.miss_lane = c.lane;
+    req.n_ctx = 256;
+    STRATA_ASSIGN_OR_RETURN(*placement, place_on_gpu(f, options, req));
+    return load_model_on(f, options);
+}
+
+TEST_P(GpuExpertTiers, MatchesTransformersLogits) {
+    const std::string why = gpu_unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
+    const TierCase c = GetParam();
+    const std::string model_path = test::testdata_path("models/" + c.model + ".gguf");
+    const std::string ref_path = test::testdata_path("models/" + c.model + ".ref.gguf");
+    STRATA_SKIP_IF_MISSING(model_path);
+    STRATA_SKIP_IF_MISSING(ref_path);
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    for (int64_t chunk : {0, 1, 5}) {
+        GpuPlacement placement;
+        auto report = run_parity(model_path, ref_path, chunk, pool,
+                                 [&](const GgufFile& f) { return load_tiered(f, c, &placement); });
+        ASSERT_TRUE(report) << report.status().message();
+        ASSERT_TRUE(placement.tiered);
+        const GpuExpertTierStats& st = *placement.stats;
+        std::printf("gpu-tiers %-9s slots %-3lld lane %-6s chunk %lld: nmse %.3e  top-1 %lld/%lld  uses %llu = %llu hits + "
+                    "%llu cpu + %llu streamed\n",
+                    c.model.c_str(), static_cast<long long>(c.slots), c.lane.c_str(), static_cast<long long>(chunk),
+                    report->nmse, static_cast<long long>(report->top1_agree), static_cast<long long>(report->n_tokens),
+                    static_cast<unsigned long long>(st.expert_uses), static_cast<unsigned long long>(st.hits),
+                    static_cast<unsigned long long>(st.cpu_experts), static_cast<unsigned long long>(st.streamed_experts));
+        EXPECT_LT(report->nmse, 1e-5);
+        EXPECT_GE(report->top1_agree, report->n_tokens - 1);
+        EXPECT_EQ(st.expert_uses, st.hits + st.cpu_experts + st.streamed_experts);
+        EXPECT_EQ(st.routed_pairs, st.hit_pairs + st.cpu_pairs + st.streamed_pairs);
+        EXPECT_GT(st.expert_uses, 0u);
+        if (c.lane == "cpu") {
+            EXPECT_EQ(st.streamed_experts, 0u);
+        }
+        if (c.lane == "stream") {
+            EXPECT_EQ(st.cpu_experts, 0u);
+        }
+        if (c.slots == 0) {
+            EXPECT_EQ(st.hits, 0u);
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Lanes, GpuExpertTiers,
+                         ::testing::Values(TierCase{"qwen3moe", 0, "stream"}, TierCase{"qwen3moe", 0, "cpu"},
+                                           TierCase{"qwen3moe", 3, "auto"}, TierCase{"qwen3moe", 3, "stream"},
+                                           TierCase{"mixtral", 2, "auto"}, TierCase{"mixtral", 0, "cpu"}),
+                         case_name);
+
+// Streaming every miss runs the same kernels on the same bytes as the all-resident model.
+TEST(GpuExpertTiersExact, StreamedEqualsResidentBitForBit) {
+    const std::string why = gpu_unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
+    const std::string path = test::testdata_path("models/qwen3moe.gguf");
+    STRATA_SKIP_IF_MISSING(path);
+    auto file = GgufFile::open(path);
+    ASSERT_TRUE(file);
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    CpuContext cpu(pool);
+    auto logits_of = [&](Model& m) {
+        const int64_t n = 12, vocab = m.config().n_vocab;
+        std::vector<int32_t> tokens(n), positions(n);
+        for (int64_t i = 0; i < n; ++i) tokens[i] = static_cast<int32_t>((i * 7 + 3) % vocab), positions[i] = static_cast<int32_t>(i);
+        KvCache kv = m.make_kv_cache(n);
+        std::vector<float> out(static_cast<size_t>(n * vocab));
+        m.forward(Batch{tokens.data(), positions.data(), n, 0}, kv, out.data(), LogitsFor::All, cpu);
+        return out;
+    };
+    auto resident = load_model_on(*file, ComputeOptions{.device = ComputeDevice::Gpu});
+    ASSERT_TRUE(resident) << resident.status().message();
+    const std::vector<float> want = logits_of(**resident);
+    for (int64_t slots : {0, 5}) {
+        GpuPlacement placement;
+        auto tiered = load_tiered(*file, TierCase{"qwen3moe", slots, "stream"}, &placement);
+        ASSERT_TRUE(tiered) << tiered.status().message();
+        const std::vector<float> got = logits_of(**tiered);
+        ASSERT_EQ(got.size(), want.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i];
+        EXPECT_EQ(differ, 0u) << "slots " << slots;
+        EXPECT_GT(placement.stats->streamed_experts, 0u);
+    }
+}
+
+}  // namespace
+}  // namespace strata
