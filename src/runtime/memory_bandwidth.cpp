@@ -6,16 +6,16 @@
 #include <vector>
 
 #include "core/aligned_buffer.h"
+#include "quant/cpu/cpu_features.h"
+#include "runtime/memory_bandwidth_kernels.h"
 
 namespace strata {
-
-namespace {
 
 // Four independent vector accumulators keep enough loads in flight that one core is limited by
 // memory, not by the add chain; the GCC vector type compiles to whatever SIMD the build targets.
 using U64x4 = uint64_t __attribute__((vector_size(32)));
 
-uint64_t sum_words(const uint8_t* p, uint64_t bytes) {
+uint64_t sum_words_baseline(const uint8_t* p, uint64_t bytes) {
     const uint64_t n = bytes / (4 * sizeof(U64x4));
     U64x4 a = {}, b = {}, c = {}, d = {};
     for (uint64_t i = 0; i < n; ++i) {
@@ -30,6 +30,13 @@ uint64_t sum_words(const uint8_t* p, uint64_t bytes) {
     return s[0] + s[1] + s[2] + s[3];
 }
 
+namespace {
+
+using SumFn = uint64_t (*)(const uint8_t*, uint64_t);
+
+// The widest read loop this CPU runs: the probe must not be slower than the kernels it bounds.
+SumFn best_sum() { return cpu_simd_level() >= SimdLevel::Avx2 ? sum_words_avx2 : sum_words_baseline; }
+
 }  // namespace
 
 MemoryBandwidth measure_read_bandwidth(ThreadPool& pool, uint64_t buffer_bytes, int passes) {
@@ -43,6 +50,7 @@ MemoryBandwidth measure_read_bandwidth(ThreadPool& pool, uint64_t buffer_bytes, 
         for (int64_t t = t0; t < t1; ++t) std::memset(base + static_cast<uint64_t>(t) * slice, static_cast<int>(t + 1), slice);
     });
 
+    const SumFn sum_words = best_sum();
     std::vector<uint64_t> sums(static_cast<size_t>(threads));
     double best = 0;
     for (int pass = 0; pass < passes; ++pass) {

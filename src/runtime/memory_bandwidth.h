@@ -1,8 +1,10 @@
 #pragma once
 // The machine's multi-threaded DRAM read bandwidth, measured on the spot: every thread of a pool
-// sums its slice of a buffer far larger than the last-level cache, and the best of a few passes
-// counts. Decode of a big model reads every weight it uses once per token, so bandwidth divided by
-// bytes per token is the speed a memory-bound decode cannot beat (`strata bench` prints the ratio).
+// sums its slice of a buffer far larger than the last-level cache, with AVX2 loads where the CPU
+// has them (memory_bandwidth_avx2.cpp: the 16-byte baseline loop under-reported by 1.2-1.8x on a
+// 16-core Xeon, bench/results/2026-11-29-dot-rows), and the best of a few passes counts. Decode
+// of a big model reads every weight it uses once per token, so bandwidth divided by bytes per
+// token is the speed a memory-bound decode cannot beat (`strata bench` prints the ratio).
 //
 //   ThreadPool pool(ThreadPool::Options{.threads = 16});
 //   MemoryBandwidth bw = measure_read_bandwidth(pool);

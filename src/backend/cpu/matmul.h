@@ -1,7 +1,8 @@
 #pragma once
 // Quantized matrix times activations on the CPU: y[t][o] = Σ_i W[o][i] · x[t][i].
 // The activations are converted once to the weight type's dot type (Q8_0, Q8_K, F16, ...) and
-// every output row is one call of the fastest dot kernel for this CPU (quant/cpu/dot_kernels.h),
+// every output row is one call of the fastest dot kernel for this CPU (quant/cpu/dot_kernels.h;
+// for row blocks of the types with one, a multi-row kernel of the same bits, quant/cpu/dot_rows.h),
 // rows spread over the thread pool.
 //
 //   cpu_matmul(wq, 0, x, n_tokens, q, ctx);           // wq: [n_in, n_out] in GGUF order

@@ -3,21 +3,14 @@
 // activations with maddubs (pairs as int16, never saturating for quants ≤ 63), then the
 // sub-block scale as int16 with VNNI's _mm512_dpwssd_epi32, which multiplies, pairs and
 // accumulates into int32 in one instruction. One 512-bit register covers 64 values, i.e. two
-// 32-value or four 16-value sub-blocks; _mm512_permutexvar_epi16 spreads their scales.
+// 32-value or four 16-value sub-blocks; _mm512_permutexvar_epi16 (Q4_K/Q5_K: an in-lane shuffle,
+// see kquant_simd_avx512.h) spreads their scales.
 // Offsets (Q3_K's −4, Q6_K's −32) and minimums use Q8_K's bsums, as in the AVX2 file.
-
-// GCC 12's AVX-512 intrinsics self-initialise their "undefined" vectors (`__Y = __Y`), which
-// -Wuninitialized reports at every inlined use (GCC bug 105593, fixed in 13).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
 
 #include <cstring>
 
-#include "core/check.h"
 #include "quant/cpu/dot_kernels_avx512.h"
+#include "quant/cpu/kquant_simd_avx512.h"
 #include "quant/k_quants.h"
 #include "quant/q8_k.h"
 
@@ -25,71 +18,7 @@ namespace strata {
 
 namespace {
 
-int64_t super_blocks(int64_t n) {
-    STRATA_CHECK(n % 256 == 0, "K-quant rows hold a multiple of 256 values");
-    return n / 256;
-}
-
-float fp16(uint16_t h) { return _cvtsh_ss(h); }
-
-__m512i load512(const void* p) { return _mm512_loadu_si512(p); }
-__m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-__m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
-
-// [lo, hi] as one 512-bit register.
-__m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
-
-// acc + Σ scale·q·a over 64 values: `q` unsigned (≤ 63), `scales` one int16 per pair lane.
-__m512i add_scaled_dot(__m512i acc, __m512i q, const int8_t* a, __m512i scales) {
-    return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(q, load512(a)), scales);
-}
-
-// Scales of four 16-value sub-blocks first, first+1, .. first+3: 128-bit lane i of the result
-// holds word first+i of `words` (16 int16 in the low 256 bits).
-__m512i quad_scales(__m512i words, int first) {
-    const __m512i lane = _mm512_set_epi64(0x0003000300030003, 0x0003000300030003, 0x0002000200020002,
-                                          0x0002000200020002, 0x0001000100010001, 0x0001000100010001, 0, 0);
-    return _mm512_permutexvar_epi16(_mm512_add_epi16(lane, _mm512_set1_epi16(static_cast<int16_t>(first))), words);
-}
-
-// Scales of two 32-value sub-blocks: the low 256 bits word j, the high 256 bits word j+1.
-__m512i duo_scales(__m512i words, int j) {
-    const __m512i half = _mm512_set_epi64(0x0001000100010001, 0x0001000100010001, 0x0001000100010001,
-                                          0x0001000100010001, 0, 0, 0, 0);
-    return _mm512_permutexvar_epi16(_mm512_add_epi16(half, _mm512_set1_epi16(static_cast<int16_t>(j))), words);
-}
-
-// Sum of the 16 int32 lanes' two halves, as 8 float lanes.
-__m256 halves_to_float(__m512i sumi) {
-    return _mm256_cvtepi32_ps(_mm256_add_epi32(_mm512_castsi512_si256(sumi), _mm512_extracti64x4_epi64(sumi, 1)));
-}
-
-float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-// Q4_K/Q5_K's 12 packed bytes → bytes 0-7: the 8 scales, bytes 8-15: the 8 mins (layout in
-// get_scale_min_k4, quant/k_quant_search.h), four at a time in 32-bit words.
-__m128i unpack_scales_mins_k4(const uint8_t* packed) {
-    uint32_t w[3];
-    std::memcpy(w, packed, sizeof(w));
-    const uint32_t scales_lo = w[0] & 0x3f3f3f3f;
-    const uint32_t mins_lo = w[1] & 0x3f3f3f3f;
-    const uint32_t scales_hi = (w[2] & 0x0f0f0f0f) | ((w[0] >> 2) & 0x30303030);
-    const uint32_t mins_hi = ((w[2] >> 4) & 0x0f0f0f0f) | ((w[1] >> 2) & 0x30303030);
-    return _mm_set_epi32(static_cast<int>(mins_hi), static_cast<int>(mins_lo), static_cast<int>(scales_hi),
-                         static_cast<int>(scales_lo));
-}
-
-// Σ_sub min·Σa over Q4_K/Q5_K's 8 sub-blocks of 32 (two adjacent bsums each), as 4 int32 lanes.
-__m128i min_products_k4(__m128i scales_mins, const int16_t* bsums) {
-    const __m256i b = load256(bsums);
-    const __m128i pair_sums = _mm_hadd_epi16(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
-    return _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8)), pair_sums);
-}
+using namespace kquant_avx512;  // shared with the multi-row kernels
 
 // Q3_K's 16 six-bit scales (layout in quant/q3_k.cpp, stored_scale) → 16 int8, 32 subtracted.
 __m128i unpack_scales_q3_k(const uint8_t* packed) {
@@ -179,18 +108,15 @@ float dot_q3_k_q8_k_avx512(const void* weights, const void* activation, int64_t 
 float dot_q4_k_q8_k_avx512(const void* weights, const void* activation, int64_t n) {
     const auto* w = static_cast<const BlockQ4_K*>(weights);
     const auto* a = static_cast<const BlockQ8_K*>(activation);
-    const __m512i nibble = _mm512_set1_epi8(0x0F);
     __m256 acc = _mm256_setzero_ps();
     __m128 acc_min = _mm_setzero_ps();
     for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
         const __m128i scales_mins = unpack_scales_mins_k4(w[i].scales);
-        const __m512i scales = _mm512_castsi128_si512(_mm_cvtepu8_epi16(scales_mins));
+        const __m512i scales = lane_scales_k4(scales_mins);
         __m512i sumi = _mm512_setzero_si512();
         // 32 bytes of quants hold 64 values: sub-block 2k in the low nibbles, 2k+1 in the high.
         for (int k = 0; k < 4; ++k) {
-            const __m256i packed = load256(w[i].qs + 32 * k);
-            const __m512i q = _mm512_and_si512(join(packed, _mm256_srli_epi16(packed, 4)), nibble);
-            sumi = add_scaled_dot(sumi, q, a[i].qs + 64 * k, duo_scales(scales, 2 * k));
+            sumi = add_scaled_dot(sumi, nibbles64(w[i].qs + 32 * k), a[i].qs + 64 * k, pair_scales_k4(scales, k));
         }
         const float d = fp16(w[i].d) * a[i].d;
         const float dmin = fp16(w[i].dmin) * a[i].d;
@@ -204,24 +130,22 @@ float dot_q4_k_q8_k_avx512(const void* weights, const void* activation, int64_t 
 float dot_q5_k_q8_k_avx512(const void* weights, const void* activation, int64_t n) {
     const auto* w = static_cast<const BlockQ5_K*>(weights);
     const auto* a = static_cast<const BlockQ8_K*>(activation);
-    const __m512i nibble = _mm512_set1_epi8(0x0F);
     const __m512i sixteen = _mm512_set1_epi8(16);
     __m256 acc = _mm256_setzero_ps();
     __m128 acc_min = _mm_setzero_ps();
     for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
         const __m128i scales_mins = unpack_scales_mins_k4(w[i].scales);
-        const __m512i scales = _mm512_castsi128_si512(_mm_cvtepu8_epi16(scales_mins));
+        const __m512i scales = lane_scales_k4(scales_mins);
         // Bit j of qh[l] is the fifth bit of sub-block j's value l; the upper half is shifted
         // by one so that testing bit 2k picks sub-block 2k below and 2k+1 above.
         const __m256i qh = load256(w[i].qh);
         const __m512i high = join(qh, _mm256_srli_epi16(qh, 1));
         __m512i sumi = _mm512_setzero_si512();
         for (int k = 0; k < 4; ++k) {
-            const __m256i packed = load256(w[i].qs + 32 * k);
-            __m512i q = _mm512_and_si512(join(packed, _mm256_srli_epi16(packed, 4)), nibble);
+            __m512i q = nibbles64(w[i].qs + 32 * k);
             const __mmask64 fifth = _mm512_test_epi8_mask(high, _mm512_set1_epi8(static_cast<char>(1 << (2 * k))));
             q = _mm512_mask_add_epi8(q, fifth, q, sixteen);
-            sumi = add_scaled_dot(sumi, q, a[i].qs + 64 * k, duo_scales(scales, 2 * k));
+            sumi = add_scaled_dot(sumi, q, a[i].qs + 64 * k, pair_scales_k4(scales, k));
         }
         const float d = fp16(w[i].d) * a[i].d;
         const float dmin = fp16(w[i].dmin) * a[i].d;

@@ -1,0 +1,156 @@
+// Single-row against multi-row dot kernels (quant/cpu/dot_rows.h), one thread: every row of a
+// weight working set dotted with one activation row (n = 2048, the hidden size of the decode
+// benchmark's model), the way the CPU matmul walks a row block. Reported as bytes of weights
+// read per second; both variants give the same bits, so only the speed differs.
+//
+//   build/bin/dot_rows_bench --benchmark_filter=Q4_K
+//
+// Names: dot_rows/<TYPE>/<level>/<walk>/<pages>/<size>, every SIMD level this CPU runs; walk one of
+//   single: a loop of the single-row kernel over each block of `kBlock` rows (the matmul before);
+//   rows: the multi-row kernel per block (four rows side by side: what the matmul now runs for a
+//           block's second and later tokens, when the block is in cache).
+//   pages huge: weights in a 2 MiB-aligned buffer with transparent huge pages (as the bandwidth
+//           probes use); pages 4k: an anonymous mapping with huge pages refused, like the
+//           page-cache mapping that holds a model's weights (the hardware prefetchers stop at
+//           each 4 KiB page and every page needs its own TLB entry).
+//   64MiB streams from DRAM (decode); 64KiB stays in L2 (a row block that the matmul reads again
+//   for every further token of a batch); 1MiB is one Zen 4 core's whole L2, partly L3.
+
+#include <benchmark/benchmark.h>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "quant/cpu/dot_kernels.h"
+#include "quant/cpu/dot_rows.h"
+#include "quant/traits.h"
+
+namespace strata {
+namespace {
+
+constexpr int64_t kRowLength = 2048;
+constexpr int64_t kBlock = 16;  // rows per call, the matmul's row block
+
+// Weight memory of either kind, freed on destruction.
+class Weights {
+public:
+    Weights(size_t bytes, bool huge) : bytes_(bytes) {
+        if (huge) {
+            buffer_ = AlignedBuffer(bytes);
+            data_ = buffer_.data();
+            return;
+        }
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return;
+        madvise(p, bytes, MADV_NOHUGEPAGE);
+        data_ = static_cast<uint8_t*>(p);
+        mapped_ = true;
+    }
+    ~Weights() {
+        if (mapped_) munmap(data_, bytes_);
+    }
+    Weights(const Weights&) = delete;
+    Weights& operator=(const Weights&) = delete;
+    uint8_t* data() const { return data_; }
+
+private:
+    size_t bytes_;
+    AlignedBuffer buffer_;
+    uint8_t* data_ = nullptr;
+    bool mapped_ = false;
+};
+
+struct Case {
+    TensorType type;
+    SimdLevel level;
+    bool huge;
+    size_t bytes;
+};
+
+enum class Walk { Single, Rows };
+
+void bench_rows(benchmark::State& state, Case c, Walk walk) {
+    const QuantTraits& traits = quant_traits(c.type);
+    const uint64_t row_bytes = tensor_type_info(c.type)->row_bytes(kRowLength);
+    const int64_t rows = static_cast<int64_t>(c.bytes / row_bytes) / kBlock * kBlock;
+    Weights weights(static_cast<size_t>(rows) * row_bytes, c.huge);
+    if (!weights.data()) {
+        state.SkipWithError("mmap failed");
+        return;
+    }
+    // A few distinct quantized rows, tiled (the kernels' speed does not depend on the values).
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(kRowLength);
+    constexpr int64_t kDistinct = 8;
+    std::vector<uint8_t> distinct(static_cast<size_t>(kDistinct * row_bytes));
+    for (int64_t r = 0; r < kDistinct; ++r) {
+        for (float& v : x) v = normal(rng);
+        traits.quantize_row(x.data(), distinct.data() + r * row_bytes, kRowLength);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        std::memcpy(weights.data() + static_cast<uint64_t>(r) * row_bytes, distinct.data() + (r % kDistinct) * row_bytes,
+                    row_bytes);
+    }
+    for (float& v : x) v = normal(rng);
+    std::vector<uint8_t> act(tensor_type_info(traits.dot_type)->row_bytes(kRowLength));
+    quant_traits(traits.dot_type).quantize_row(x.data(), act.data(), kRowLength);
+
+    const DotFn dot = cpu_dot_kernel_exact(c.type, c.level);
+    const DotRowsFn dot_rows = cpu_dot_rows_kernel_exact(c.type, c.level);
+    std::vector<float> out(static_cast<size_t>(rows));
+    for (auto _ : state) {
+        for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
+            const uint8_t* w = weights.data() + static_cast<uint64_t>(r0) * row_bytes;
+            if (walk != Walk::Single) {
+                dot_rows(w, row_bytes, act.data(), kRowLength, kBlock, out.data() + r0);
+            } else {
+                for (int64_t r = 0; r < kBlock; ++r) out[static_cast<size_t>(r0 + r)] = dot(w + r * row_bytes, act.data(), kRowLength);
+            }
+        }
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * rows * static_cast<int64_t>(row_bytes));
+}
+
+std::string size_label(size_t bytes) {
+    return bytes >= (size_t(1) << 20) ? std::to_string(bytes >> 20) + "MiB" : std::to_string(bytes >> 10) + "KiB";
+}
+
+void register_benchmarks() {
+    for (TensorType type : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q5_K}) {
+        for (SimdLevel level : {SimdLevel::Avx512, SimdLevel::Avx2}) {
+            if (level > cpu_simd_level() || !cpu_dot_rows_kernel_exact(type, level)) continue;
+            for (size_t bytes : {size_t(64) << 20, size_t(1) << 20, size_t(64) << 10}) {
+                for (bool huge : {false, true}) {
+                    // The walks back to back, so each pair shares the machine's state.
+                    for (Walk walk : {Walk::Single, Walk::Rows}) {
+                        const std::string name = "dot_rows/" + std::string(tensor_type_name(type)) + "/" +
+                                                 std::string(simd_level_name(level)) + "/" +
+                                                 (walk == Walk::Single ? "single" : "rows") + "/" +
+                                                 (huge ? "huge" : "4k") + "/" + size_label(bytes);
+                        benchmark::RegisterBenchmark(name.c_str(), bench_rows, Case{type, level, huge, bytes}, walk)
+                            ->Unit(benchmark::kMillisecond);
+                    }
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace strata
+
+int main(int argc, char** argv) {
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    strata::register_benchmarks();
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,35 @@
+#include "quant/cpu/dot_rows.h"
+
+#include <algorithm>
+
+#include "quant/cpu/dot_kernels.h"
+
+namespace strata {
+
+DotRowsFn cpu_dot_rows_kernel_exact(TensorType type, SimdLevel level) {
+    size_t n = 0;
+    const DotRowsKernel* table = nullptr;
+    switch (level) {
+        case SimdLevel::Avx512: table = avx512_dot_rows_kernels(&n); break;
+        case SimdLevel::Avx2: table = avx2_dot_rows_kernels(&n); break;
+        case SimdLevel::Scalar: return nullptr;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (table[i].type == type) return table[i].rows;
+    }
+    return nullptr;
+}
+
+DotRowsFn cpu_dot_rows_kernel(TensorType type, SimdLevel max_level) {
+    // Walk down the levels exactly as cpu_dot_kernel does and stop at the same one: a multi-row
+    // kernel of another level would round differently from the single-row kernel in use.
+    const SimdLevel level = std::min(max_level, cpu_simd_level());
+    for (int l = static_cast<int>(level); l >= 0; --l) {
+        if (cpu_dot_kernel_exact(type, static_cast<SimdLevel>(l))) {
+            return cpu_dot_rows_kernel_exact(type, static_cast<SimdLevel>(l));
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace strata

@@ -1,0 +1,46 @@
+#pragma once
+// Multi-row dot kernels: several weight rows against one activation row in one call, four rows
+// (two for Q6_K) side by side, a super-block of each in turn. Each activation vector is loaded
+// once for all of them, the activation-only terms are computed once, and one independent
+// accumulator chain per row is in flight. Faster than the single-row kernel when the rows are in cache (the CPU matmul's
+// second and later tokens of a row block); streamed from DRAM it is slower on the Zen 4 we
+// measured, because four row streams interleaved inside each 4 KiB page defeat the hardware
+// prefetchers (bench/results/2026-11-29-dot-rows/README.md) — so the matmul streams a block's
+// first token through the single-row kernel.
+//
+// Each multi-row kernel is bit-identical, row by row, to the single-row kernel of the same type
+// and level: the same integer partial sums land in the same SIMD lanes and are accumulated in
+// floats in the same order (tests/quant/cpu_rows_kernels_test.cpp checks it).
+//
+//   DotRowsFn rows = cpu_dot_rows_kernel(TensorType::Q4_K);   // null: loop over cpu_dot_kernel
+//   if (rows) rows(w, row_bytes, act, n, 16, out);             // out[r] = dot(w + r·row_bytes, act, n)
+
+#include <cstddef>
+#include <cstdint>
+
+#include "quant/cpu/cpu_features.h"
+#include "quant/traits.h"
+
+namespace strata {
+
+// out[r] = dot(weights + r·row_stride bytes, activation, n) for 0 ≤ r < rows (any rows ≥ 0).
+using DotRowsFn = void (*)(const void* weights, uint64_t row_stride, const void* activation, int64_t n, int64_t rows,
+                           float* out);
+
+struct DotRowsKernel {
+    TensorType type;
+    DotRowsFn rows;
+};
+
+// Multi-row kernels of one SIMD level (dot_rows_table_<level>.cpp).
+const DotRowsKernel* avx2_dot_rows_kernels(size_t* count);
+const DotRowsKernel* avx512_dot_rows_kernels(size_t* count);
+
+// The multi-row kernel of the level whose single-row kernel cpu_dot_kernel(type, max_level)
+// returns, so that both give the same bits; null when that level has none for the type (callers
+// then loop over the single-row kernel).
+DotRowsFn cpu_dot_rows_kernel(TensorType type, SimdLevel max_level = SimdLevel::Avx512);
+// The multi-row kernel of exactly `level`, or null (for tests and benches).
+DotRowsFn cpu_dot_rows_kernel_exact(TensorType type, SimdLevel level);
+
+}  // namespace strata

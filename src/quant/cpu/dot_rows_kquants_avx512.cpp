@@ -1,0 +1,170 @@
+// AVX-512 (VNNI) multi-row dot kernels of Q4_K, Q5_K and Q6_K with a Q8_K activation row
+// (quant/cpu/dot_rows.h). Each is the single-row kernel of dot_kquants_avx512.cpp run for R rows
+// side by side: per 64 values the activation is loaded once and used by every row, the activation-
+// only terms (Q4_K/Q5_K's paired bsums, Q6_K's bsums) are computed once per super-block, and each
+// row keeps its own integer and float accumulators, updated with exactly the operations of the
+// single-row kernel in the same order, so each row's result has the same bits. The loops over rows
+// carry `#pragma GCC unroll` so the per-row arrays live in registers: without it GCC 12 kept them
+// on the stack.
+
+#include <type_traits>
+
+#include "quant/cpu/dot_rows_driver.h"
+#include "quant/cpu/dot_rows_kernels_avx512.h"
+#include "quant/cpu/kquant_simd_avx512.h"
+#include "quant/k_quants.h"
+#include "quant/q8_k.h"
+
+namespace strata {
+
+namespace {
+
+using namespace kquant_avx512;
+
+template <class Block, int R>
+void row_pointers(const void* weights, uint64_t stride, const Block* (&w)[R]) {
+    #pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+        w[r] = reinterpret_cast<const Block*>(static_cast<const uint8_t*>(weights) + static_cast<uint64_t>(r) * stride);
+    }
+}
+
+// Q4_K and Q5_K differ only in the fifth bit, so one body serves both.
+template <class Block, int R>
+void k4_rows(const void* weights, uint64_t stride, const void* activation, int64_t n, float* out) {
+    constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_K>;
+    const Block* w[R];
+    row_pointers(weights, stride, w);
+    const auto* a = static_cast<const BlockQ8_K*>(activation);
+    const int64_t nb = super_blocks(n);
+    const __m512i sixteen = _mm512_set1_epi8(16);
+    __m256 acc[R];
+    __m128 acc_min[R];
+    #pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+        acc[r] = _mm256_setzero_ps();
+        acc_min[r] = _mm_setzero_ps();
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+        const __m128i pair_sums = pair_bsums_k4(a[i].bsums);
+        __m128i scales_mins[R];
+        __m512i scales[R], high[R], sumi[R];
+        #pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+            scales_mins[r] = unpack_scales_mins_k4(w[r][i].scales);
+            scales[r] = lane_scales_k4(scales_mins[r]);
+            sumi[r] = _mm512_setzero_si512();
+            if constexpr (kFifthBit) {
+                // As in the single-row kernel: the upper half shifted by one so that testing bit
+                // 2k picks sub-block 2k below and 2k+1 above.
+                const __m256i qh = load256(w[r][i].qh);
+                high[r] = join(qh, _mm256_srli_epi16(qh, 1));
+            }
+        }
+        #pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+            const __m512i q8 = load512(a[i].qs + 64 * k);
+            #pragma GCC unroll 4
+            for (int r = 0; r < R; ++r) {
+                __m512i q = nibbles64(w[r][i].qs + 32 * k);
+                if constexpr (kFifthBit) {
+                    const __mmask64 fifth =
+                        _mm512_test_epi8_mask(high[r], _mm512_set1_epi8(static_cast<char>(1 << (2 * k))));
+                    q = _mm512_mask_add_epi8(q, fifth, q, sixteen);
+                }
+                sumi[r] = add_scaled_dot(sumi[r], q, q8, pair_scales_k4(scales[r], k));
+            }
+        }
+        #pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+            const float d = fp16(w[r][i].d) * a[i].d;
+            const float dmin = fp16(w[r][i].dmin) * a[i].d;
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d), halves_to_float(sumi[r]), acc[r]);
+            const __m128i min_sum = min_products_k4(scales_mins[r], pair_sums);
+            acc_min[r] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(min_sum), acc_min[r]);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]) - hsum(_mm256_castps128_ps256(acc_min[r]));
+}
+
+template <int R>
+void q6_k_rows(const void* weights, uint64_t stride, const void* activation, int64_t n, float* out) {
+    const BlockQ6_K* w[R];
+    row_pointers(weights, stride, w);
+    const auto* a = static_cast<const BlockQ8_K*>(activation);
+    const int64_t nb = super_blocks(n);
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    const __m512i high_pair = _mm512_set1_epi8(0x30);
+    __m256 acc[R];
+    #pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; ++i) {
+        const __m256i bsums = load256(a[i].bsums);
+        __m512i scales[R], sumi[R];
+        __m256i offset[R];
+        #pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+            const __m256i scales16 = _mm256_cvtepi8_epi16(load128(w[r][i].scales));
+            scales[r] = _mm512_castsi256_si512(scales16);
+            // Quants are stored as u = q + 32 ∈ [0, 63]; Σ s·q·a = Σ s·u·a − 32·Σ s·Σa.
+            offset[r] = _mm256_slli_epi32(_mm256_madd_epi16(scales16, bsums), 5);
+            sumi[r] = _mm512_setzero_si512();
+        }
+        #pragma GCC unroll 4
+        for (int half = 0; half < 2; ++half) {
+            const __m512i q8_01 = load512(a[i].qs + 128 * half);
+            const __m512i q8_23 = load512(a[i].qs + 128 * half + 64);
+            #pragma GCC unroll 4
+            for (int r = 0; r < R; ++r) {
+                // Bit layout as in the single-row kernel (dot_kquants_avx512.cpp).
+                const __m512i ql = load512(w[r][i].ql + 64 * half);
+                const __m256i qh = load256(w[r][i].qh + 32 * half);
+                const __m512i high01 =
+                    _mm512_and_si512(join(_mm256_slli_epi16(qh, 4), _mm256_slli_epi16(qh, 2)), high_pair);
+                const __m512i high23 = _mm512_and_si512(join(qh, _mm256_srli_epi16(qh, 2)), high_pair);
+                const __m512i q01 = _mm512_or_si512(_mm512_and_si512(ql, nibble), high01);
+                const __m512i q23 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), nibble), high23);
+                sumi[r] = add_scaled_dot(sumi[r], q01, q8_01, quad_scales(scales[r], 8 * half));
+                sumi[r] = add_scaled_dot(sumi[r], q23, q8_23, quad_scales(scales[r], 8 * half + 4));
+            }
+        }
+        #pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+            const __m256i total = _mm256_sub_epi32(
+                _mm256_add_epi32(_mm512_castsi512_si256(sumi[r]), _mm512_extracti64x4_epi64(sumi[r], 1)), offset[r]);
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(fp16(w[r][i].d) * a[i].d), _mm256_cvtepi32_ps(total), acc[r]);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]);
+}
+
+template <int R>
+struct Q4K {
+    static void run(const void* w, uint64_t s, const void* a, int64_t n, float* out) { k4_rows<BlockQ4_K, R>(w, s, a, n, out); }
+};
+template <int R>
+struct Q5K {
+    static void run(const void* w, uint64_t s, const void* a, int64_t n, float* out) { k4_rows<BlockQ5_K, R>(w, s, a, n, out); }
+};
+template <int R>
+struct Q6K {
+    static void run(const void* w, uint64_t s, const void* a, int64_t n, float* out) { q6_k_rows<R>(w, s, a, n, out); }
+};
+
+}  // namespace
+
+void dot_rows_q4_k_q8_k_avx512(const void* w, uint64_t stride, const void* a, int64_t n, int64_t rows, float* out) {
+    run_rows<Q4K>(w, stride, a, n, rows, out);
+}
+void dot_rows_q5_k_q8_k_avx512(const void* w, uint64_t stride, const void* a, int64_t n, int64_t rows, float* out) {
+    run_rows<Q5K>(w, stride, a, n, rows, out);
+}
+// Q6_K's 4-row instance needs more than the 32 vector registers (measured 0.9x the single-row
+// kernel in L2, the 2-row walk 1.06x; bench/results/2026-11-29-dot-rows), so it walks in pairs.
+void dot_rows_q6_k_q8_k_avx512(const void* w, uint64_t stride, const void* a, int64_t n, int64_t rows, float* out) {
+    run_rows<Q6K, 2>(w, stride, a, n, rows, out);
+}
+
+}  // namespace strata
