@@ -4,6 +4,8 @@
 // On the CPU, tg runs also print the memory-bandwidth bound measured in the same run: the pool's
 // DRAM read bandwidth divided by the bytes one decoded token reads (weights it uses plus the KV
 // cache at the run's mean depth), and the ratio of the measured speed to it.
+// `--gpu-profile` times every GPU op with events (backend/gpu/op_profiler.h) and prints, per test,
+// kernel milliseconds per token by op beside the wall time: the difference is launch and idle gaps.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +15,7 @@
 #include <numeric>
 #include <random>
 
+#include "backend/gpu/op_profiler.h"
 #include "cli/command.h"
 #include "cli/device_flags.h"
 #include "cli/tier_flags.h"
@@ -35,6 +38,7 @@ struct BenchOptions {
     int64_t n_batch = 512;
     bool json = false;
     bool bound = true;
+    bool gpu_profile = false;
     DeviceFlags device;
     TierFlags tiers;
 };
@@ -51,8 +55,52 @@ nlohmann::ordered_json tier_delta(const GpuExpertTierStats& a, const GpuExpertTi
             {"cpu_mb_per_token", static_cast<double>(b.bytes_cpu - a.bytes_cpu) / tokens / 1e6},
             {"ms_wait_gpu_per_token", (b.seconds_wait_gpu - a.seconds_wait_gpu) * 1e3 / tokens},
             {"ms_cpu_experts_per_token", (b.seconds_cpu - a.seconds_cpu) * 1e3 / tokens},
-            {"ms_host_plan_per_token", (b.seconds_plan - a.seconds_plan) * 1e3 / tokens}};
+            {"ms_host_plan_per_token", (b.seconds_plan - a.seconds_plan) * 1e3 / tokens},
+            {"decode_cpu_share", b.decode_cpu_share},
+            {"cpu_expert_us", b.cpu_expert_us}};
 }
+
+// Op times of a test's measured runs (GPU models loaded with profiling on; empty otherwise).
+struct OpProfile {
+    std::vector<gpu::OpProfileRow> rows;
+    double wall_seconds = 0;
+    int64_t tokens = 0;
+
+    void add(std::vector<gpu::OpProfileRow> more, double seconds, int64_t n) {
+        for (gpu::OpProfileRow& r : more) {
+            auto it = std::find_if(rows.begin(), rows.end(), [&](const gpu::OpProfileRow& x) { return x.name == r.name; });
+            if (it == rows.end()) rows.push_back(std::move(r));
+            else it->calls += r.calls, it->ms += r.ms;
+        }
+        wall_seconds += seconds, tokens += n;
+    }
+    nlohmann::ordered_json json() const {
+        const double per = tokens > 0 ? 1.0 / static_cast<double>(tokens) : 0.0;
+        double kernel_ms = 0;
+        nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+        for (const gpu::OpProfileRow& r : rows) {
+            kernel_ms += r.ms;
+            ops.push_back({{"op", r.name}, {"calls_per_token", static_cast<double>(r.calls) * per}, {"ms_per_token", r.ms * per}});
+        }
+        return {{"wall_ms_per_token", wall_seconds * 1e3 * per}, {"kernel_ms_per_token", kernel_ms * per}, {"ops", ops}};
+    }
+    void print(const std::string& test) const {
+        const nlohmann::ordered_json j = json();
+        const double wall = j["wall_ms_per_token"].get<double>(), kernels = j["kernel_ms_per_token"].get<double>();
+        auto share = [&](double ms) { return wall > 0 ? 100.0 * ms / wall : 0.0; };
+        fmt::print("\nGPU op profile, {} ({} tokens; each op bracketed by events, launched eagerly):\n", test, tokens);
+        fmt::print("| {:<28} | {:>11} | {:>9} | {:>6} |\n|:{:-<28}-|-{:->11}:|-{:->9}:|-{:->6}:|\n", "op", "calls/token",
+                   "ms/token", "share", "", "", "", "");
+        for (const auto& op : j["ops"]) {
+            const double ms = op["ms_per_token"].get<double>();
+            fmt::print("| {:<28} | {:>11.1f} | {:>9.4f} | {:>5.1f}% |\n", op["op"].get<std::string>(),
+                       op["calls_per_token"].get<double>(), ms, share(ms));
+        }
+        fmt::print("| {:<28} | {:>11} | {:>9.4f} | {:>5.1f}% |\n", "kernels (sum)", "", kernels, share(kernels));
+        fmt::print("| {:<28} | {:>11} | {:>9.4f} | {:>5.1f}% |\n", "launch/idle gaps", "", wall - kernels, share(wall - kernels));
+        fmt::print("| {:<28} | {:>11} | {:>9.4f} | {:>5.1f}% |\n\n", "wall", "", wall, 100.0);
+    }
+};
 
 struct Stat {
     double mean = 0, sd = 0;
@@ -79,6 +127,7 @@ uint64_t kv_bytes_per_token(const ModelConfig& cfg, int64_t n_gen) {
 int run_bench(const BenchOptions& o) {
     auto file = GgufFile::open(o.model);
     if (!file) return report_failure("bench", file.status().message());
+    if (o.gpu_profile) gpu::enable_op_profiling(true);  // before loading: the model reads it once
     auto compute = o.device.options();
     if (!compute) return report_failure("bench", compute.status().message());
     int64_t n_ctx = 1;
@@ -119,7 +168,8 @@ int run_bench(const BenchOptions& o) {
         std::lock_guard lock(*placement->stats_mutex);
         return *placement->stats;
     };
-    auto report = [&](const std::string& name, const std::vector<double>& rates, uint64_t bytes_per_token) {
+    auto report = [&](const std::string& name, const std::vector<double>& rates, uint64_t bytes_per_token,
+                      const OpProfile& profile) {
         Stat s = stats(rates);
         nlohmann::ordered_json tiers;
         if (placement->stats) {
@@ -130,6 +180,7 @@ int run_bench(const BenchOptions& o) {
         if (o.json) {
             nlohmann::ordered_json r{{"test", name}, {"tokens_per_second", s.mean}, {"stddev", s.sd}, {"samples", rates}};
             if (!tiers.is_null()) r["tiers"] = tiers;
+            if (!profile.rows.empty()) r["gpu_profile"] = profile.json();
             if (bound > 0) {
                 r["bytes_per_token"] = bytes_per_token;
                 r["bound_tokens_per_second"] = bound;
@@ -149,31 +200,37 @@ int run_bench(const BenchOptions& o) {
                        tiers["ms_cpu_experts_per_token"].get<double>(), tiers["ms_host_plan_per_token"].get<double>(),
                        tiers["streamed_mb_per_token"].get<double>());
         }
+        if (!o.json && !profile.rows.empty()) profile.print(name);
     };
 
     for (int64_t np : o.n_prompt) {
         if (np <= 0) continue;
         std::vector<double> rates;
+        OpProfile profile;
         for (int r = -1; r < o.repetitions; ++r) {  // r = -1: warm-up, not counted
             if (r == 0) tiers_before = tier_snapshot();
             Session session(**model, SessionOptions{.n_ctx = np, .n_batch = o.n_batch}, pool);
             std::vector<int32_t> tokens(static_cast<size_t>(np));
             for (auto& t : tokens) t = any_token(rng);
+            static_cast<void>(gpu::op_profile_totals().take());
             auto t0 = std::chrono::steady_clock::now();
             if (Status s = session.append(tokens); !s) return report_failure("bench", s.message());
             double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (r >= 0) rates.push_back(static_cast<double>(np) / secs);
+            if (r >= 0) profile.add(gpu::op_profile_totals().take(), secs, np);
         }
-        report(fmt::format("pp{}", np), rates, 0);
+        report(fmt::format("pp{}", np), rates, 0, profile);
     }
     for (int64_t ng : o.n_gen) {
         if (ng <= 0) continue;
         std::vector<double> rates;
+        OpProfile profile;
         for (int r = -1; r < o.repetitions; ++r) {
             Session session(**model, SessionOptions{.n_ctx = ng + 1, .n_batch = o.n_batch}, pool);
             int32_t first[1] = {any_token(rng)};
             if (Status s = session.append(first); !s) return report_failure("bench", s.message());
             if (r == 0) tiers_before = tier_snapshot();
+            static_cast<void>(gpu::op_profile_totals().take());  // the first token's pass is not measured
             auto t0 = std::chrono::steady_clock::now();
             for (int64_t i = 0; i < ng; ++i) {
                 int32_t next[1] = {any_token(rng)};
@@ -181,8 +238,10 @@ int run_bench(const BenchOptions& o) {
             }
             double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (r >= 0) rates.push_back(static_cast<double>(ng) / secs);
+            if (r >= 0) profile.add(gpu::op_profile_totals().take(), secs, ng);
         }
-        report(fmt::format("tg{}", ng), rates, with_bound ? bytes.bytes_per_token + kv_bytes_per_token(cfg, ng) : 0);
+        report(fmt::format("tg{}", ng), rates, with_bound ? bytes.bytes_per_token + kv_bytes_per_token(cfg, ng) : 0,
+               profile);
     }
     if (o.json) {
         nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch}, {"threads", pool.size()}, {"spin_us", o.spin_us},
@@ -209,6 +268,8 @@ CommandRegistration registration("bench", "Measure prompt and generation speed (
     app.add_option("-b,--batch-size", o->n_batch, "Prompt tokens per forward pass")->capture_default_str()->check(CLI::Range(1, 1 << 16));
     app.add_flag("--json", o->json, "Machine-readable output");
     app.add_flag("!--no-bound", o->bound, "Skip the memory-bandwidth measurement and the decode bound");
+    app.add_flag("--gpu-profile", o->gpu_profile,
+                 "Time every GPU op (eager launches) and print kernel ms per token by op (as STRATA_GPU_PROFILE=1)");
     o->device.add_to(app);
     o->tiers.add_to(app);
     return [o] { return run_bench(*o); };

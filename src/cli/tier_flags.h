@@ -23,6 +23,7 @@ struct TierFlags {
     std::string expert_policy = "lru";
     std::string miss_lane = "auto";
     int64_t expert_slots = -1;
+    std::string expert_profile;
 
     void add_to(CLI::App& app) {
         app.add_option("--vram-budget", vram_budget, "Use at most this much VRAM (e.g. 10GiB), as if the card were this size");
@@ -34,6 +35,8 @@ struct TierFlags {
                        "Experts missing from VRAM: auto (CPU or streamed, by measured cost), cpu, or stream")
             ->capture_default_str();
         app.add_option("--expert-slots", expert_slots, "Tier the experts with this many VRAM cache slots (overrides the plan)");
+        app.add_option("--expert-profile", expert_profile,
+                       "A routing profile from `strata profile`: its hottest experts start in the VRAM cache");
     }
 
     Result<GpuPlacement> place(const GgufFile& file, ComputeOptions& compute, int64_t n_ctx, int64_t n_batch) const {
@@ -52,6 +55,7 @@ struct TierFlags {
         req.miss_lane = miss_lane;
         req.expert_slots = expert_slots;
         req.force_tiers = expert_slots >= 0;
+        req.expert_profile = expert_profile;
         return place_on_gpu(file, compute, req);
     }
 };

@@ -25,8 +25,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "backend/gpu/gpu_routed_experts.h"
+#include "experts/expert_store.h"
 #include "core/status.h"
 #include "gguf/reader.h"
 
@@ -49,6 +51,7 @@ struct GpuExpertTierStats {
     double cpu_expert_us = 0;      // the CPU cost model: one expert, one token (measured at the first step)
     double cpu_token_us = 0;       // ... each further token of the same expert
     double cpu_cost_scale = 1;     // ... times this correction learnt from the steps since
+    double decode_cpu_share = 0;   // share of a decode step's misses the CPU takes (feedback-tuned)
     double hit_rate() const { return expert_uses ? static_cast<double>(hits) / static_cast<double>(expert_uses) : 0.0; }
 };
 
@@ -61,6 +64,9 @@ struct GpuExpertTierOptions {
     // measurements and tests); "auto" balances.
     std::string miss_lane = "auto";
     bool pin_file = true;        // page-lock the mapped expert tensors (else copies are staged)
+    // The cache's starting residents, in this order until the slots run out (hottest_first of a
+    // routing profile, `--expert-profile`); slots left over get an equal share of every layer.
+    std::vector<ExpertKey> hot_set;
     std::shared_ptr<GpuExpertTierStats> stats;  // optional: filled as the tiers run
     std::shared_ptr<std::mutex> stats_mutex;    // guards *stats when another thread reads it
 };

@@ -183,8 +183,7 @@ public:
         }
         choose_cpu_lane(L);
 
-        // 3. The GPU's plan: sorted pair positions, tiles of up to kGpuMatmulColumns pairs of one
-        //    slot, one launch set for the hits and one per streamed chunk.
+        // 3. The GPU's plan: sorted pair positions, tiles of up to tile_width pairs of one slot, one launch set for the hits and one per streamed chunk.
         const int64_t half = static_cast<int64_t>(staging_count_ / 2);
         std::vector<LaunchSet>& sets = sets_;
         sets.clear();
@@ -194,10 +193,12 @@ public:
         float* gpu_weights = host_gpu_weights_.get<float>(static_cast<uint64_t>(pairs));
         std::fill(gpu_weights, gpu_weights + pairs, 0.0f);
         int64_t n_sorted = 0, n_tiles = 0;
+        // Prompt batches use the wide-tile kernel, as the all-in-VRAM forward does.
+        const int tile_width = gpu::gpu_moe_tile_columns(pairs, n_expert_, L.gate, L.down);
         auto add_expert = [&](int32_t x, int32_t slot) {
             const auto& list = by_expert_[static_cast<size_t>(x)];
-            for (size_t i = 0; i < list.size(); i += gpu::kGpuMatmulColumns) {
-                const int64_t count = std::min<int64_t>(gpu::kGpuMatmulColumns, static_cast<int64_t>(list.size() - i));
+            for (size_t i = 0; i < list.size(); i += static_cast<size_t>(tile_width)) {
+                const int64_t count = std::min<int64_t>(tile_width, static_cast<int64_t>(list.size() - i));
                 tiles[3 * n_tiles] = slot;
                 tiles[3 * n_tiles + 1] = static_cast<int32_t>(n_sorted + static_cast<int64_t>(i));
                 tiles[3 * n_tiles + 2] = static_cast<int32_t>(count);
@@ -267,10 +268,12 @@ public:
                     half_free_[s.half].make_wait(copy_stream_.handle());
                     const int64_t in_chunk = std::min<int64_t>(half, static_cast<int64_t>(stream_lane_.size() - streamed));
                     for (int64_t j = 0; j < in_chunk; ++j, ++streamed) copy_expert(L, stream_lane_[streamed], stream_slots_[streamed]);
+                    copies_.submit(copy_stream_.handle());
                     half_copied_[s.half].record(copy_stream_.handle());
                     half_copied_[s.half].make_wait(stream);
                 }
                 gpu::MoePlan plan;
+                plan.tile_columns = tile_width;
                 plan.n_pairs = s.count;
                 plan.max_tiles = s.tiles;
                 plan.sorted = d_sorted;
@@ -296,7 +299,15 @@ public:
             gpu::gpu_add(step.x, d_cpu_out, n * e, g);
         }
         const double cpu_s = seconds_since(t_cpu);
-        if (gpu_part) gpu::gpu_moe_combine(out, dev_weights_.buffer.as<float>(), n, k, e, step.x, g);
+        update_decode_share(cpu_s);
+        // The GPU's experts are combined into x fused with the next block's norm, as in the
+        // all-resident forward (same kernel, same bits when every expert ran on the GPU).
+        if (gpu_part) {
+            gpu::gpu_moe_combine_rms_norm(out, dev_weights_.buffer.as<float>(), n, k, e, step.x, step.next_norm, step.eps,
+                                          step.h_next, g);
+        } else {
+            gpu::gpu_rms_norm(step.x, step.next_norm, n, e, step.eps, step.h_next, g);
+        }
         step_done_.record(stream);
 
         // 6. The policy: streamed experts it admits keep their slot; the victim's joins the ring.
@@ -349,6 +360,7 @@ public:
             st.cpu_expert_us = cpu_expert_s_ * 1e6;
             st.cpu_token_us = cpu_token_s_ * 1e6;
             st.cpu_cost_scale = cpu_scale_;
+            st.decode_cpu_share = decode_cpu_share_;
         }
         for (int32_t x : used_) by_expert_[static_cast<size_t>(x)].clear();
     }
@@ -374,7 +386,19 @@ private:
         double copy_total = copy_one * static_cast<double>(stream_lane_.size());
         double cpu_total = 0.0;
         size_t moved = 0;
+        // Decode-like steps (every miss has one or two tokens) split by a share that feedback keeps
+        // where the CPU lane takes as long as the link's (update_decode_share): the CPU's cost per
+        // step is mostly fixed (waking the pool, three passes) at these sizes, which a per-expert
+        // cost model gets wrong in both directions.
+        const bool decode_like = by_expert_[static_cast<size_t>(stream_lane_.back())].size() <= 2;
+        if (decode_like && options_.miss_lane == "auto") {
+            moved = static_cast<size_t>(std::lround(decode_cpu_share_ * static_cast<double>(stream_lane_.size())));
+            decode_step_ = true;
+        } else {
+            decode_step_ = false;
+        }
         for (int32_t x : stream_lane_) {
+            if (decode_step_) break;
             const double tokens = static_cast<double>(by_expert_[static_cast<size_t>(x)].size());
             const double cpu_cost = cpu_scale_ * (cpu_expert_s_ + cpu_token_s_ * (tokens - 1.0));
             if (options_.miss_lane != "cpu" && cpu_total + cpu_cost > copy_total - copy_one) break;
@@ -382,11 +406,30 @@ private:
             copy_total -= copy_one;
             ++moved;
         }
+        // Now and then one miss goes to the CPU whatever the model says, so that a model which
+        // once judged the CPU too slow keeps being checked against what the CPU really does.
+        if (!decode_step_ && moved == 0 && stream_lane_.size() >= 2 && options_.miss_lane == "auto" &&
+            ++steps_since_cpu_ >= 32) {
+            moved = 1;
+            const double tokens = static_cast<double>(by_expert_[static_cast<size_t>(stream_lane_[0])].size());
+            cpu_total = cpu_scale_ * (cpu_expert_s_ + cpu_token_s_ * (tokens - 1.0));
+        }
+        if (moved > 0) steps_since_cpu_ = 0;
         cpu_lane_.assign(stream_lane_.begin(), stream_lane_.begin() + static_cast<std::ptrdiff_t>(moved));
         stream_lane_.erase(stream_lane_.begin(), stream_lane_.begin() + static_cast<std::ptrdiff_t>(moved));
         std::sort(stream_lane_.begin(), stream_lane_.end());
         for (int32_t x : cpu_lane_) cpu_pairs_ += by_expert_[static_cast<size_t>(x)].size();
-        predicted_cpu_s_ = cpu_total;
+        predicted_cpu_s_ = decode_step_ ? 0.0 : cpu_total;
+        predicted_stream_s_ = copy_one * static_cast<double>(stream_lane_.size());
+    }
+
+    // Moves the decode share toward the lane that finished first: a CPU lane faster than the
+    // link's copies takes a bigger share next time, a slower one a smaller.
+    void update_decode_share(double cpu_seconds) {
+        if (!decode_step_) return;
+        const double step = 0.02;
+        if (cpu_seconds < predicted_stream_s_) decode_cpu_share_ = std::min(1.0, decode_cpu_share_ + step);
+        else decode_cpu_share_ = std::max(0.0, decode_cpu_share_ - step);
     }
 
     // Σ over the CPU lane's pairs of weight · expert(h), per token, into out (n rows of e).
@@ -430,16 +473,16 @@ private:
         // Refine the CPU cost model with what this step took (slowly, to ride out noise).
         if (predicted_cpu_s_ > 0) {
             const double ratio = seconds_since(t0) / predicted_cpu_s_;
-            cpu_scale_ = std::clamp(0.9 * cpu_scale_ + 0.1 * cpu_scale_ * ratio, 0.05, 50.0);
+            cpu_scale_ = std::clamp(0.9 * cpu_scale_ + 0.1 * cpu_scale_ * ratio, 0.25, 8.0);
         }
     }
 
+    // Gathers the expert's three parts into copies_ (queued by copies_.submit on the copy stream).
     void copy_expert(const TierLayer& L, int32_t x, int32_t slot) {
         uint8_t* dst = pool_buffer_.as<uint8_t>() + static_cast<uint64_t>(slot) * slot_bytes_;
-        void* s = copy_stream_.handle();
-        gpu::copy_h2d_async(dst, L.host.gate.matrix(x), L.gate_bytes, s);
-        gpu::copy_h2d_async(dst + L.up_offset, L.host.up.matrix(x), L.up_bytes, s);
-        gpu::copy_h2d_async(dst + L.down_offset, L.host.down.matrix(x), L.down_bytes, s);
+        copies_.add(dst, L.host.gate.matrix(x), L.gate_bytes);
+        copies_.add(dst + L.up_offset, L.host.up.matrix(x), L.up_bytes);
+        copies_.add(dst + L.down_offset, L.host.down.matrix(x), L.down_bytes);
     }
 
     // Page-locks the span of the mapped file that holds the expert tensors.
@@ -479,6 +522,7 @@ private:
             start.record(copy_stream_.handle());
             for (uint64_t s = 0; s < staging_count_; ++s)
                 copy_expert(L, static_cast<int32_t>(s % n_expert_), staging_[static_cast<size_t>(s)]);
+            copies_.submit(copy_stream_.handle());
             end.record(copy_stream_.handle());
             end.synchronize();
             const double secs = static_cast<double>(end.ms_since(start)) / 1e3;
@@ -490,18 +534,27 @@ private:
         if (summary) summary->link_gbps = link_gbps_;
     }
 
-    // The cache starts full: layer after layer, expert 0, 1, ... of each, so every layer gets an
-    // equal share (a routing profile will choose the experts instead; uniform routing makes any
-    // equal share as good as another).
+    // The cache starts full: first the profile's hot set (hottest first), then, for the slots
+    // left, layer after layer expert 0, 1, ... of each, so every layer gets an equal share
+    // (uniform routing makes any equal share as good as another).
     void fill_cache(gpu::GpuContext& ctx) {
-        const uint64_t n_layers = layers_.size();
-        for (uint64_t s = 0; s < cache_count_; ++s) {
-            const int64_t li = static_cast<int64_t>(s % n_layers);
-            const int32_t x = static_cast<int32_t>(s / n_layers);
+        uint64_t s = 0;
+        auto place = [&](int64_t li, int32_t x) {
+            if (s >= cache_count_ || slot_of_[id(li, x)] >= 0) return;
             copy_expert(layers_[static_cast<size_t>(li)], x, static_cast<int32_t>(s));
             slot_of_[id(li, x)] = static_cast<int32_t>(s);
             owner_[s] = static_cast<int64_t>(id(li, x));
+            ++s;
+            if (copies_.size() >= 3 * 256) copies_.submit(copy_stream_.handle());
+        };
+        for (const ExpertKey& key : options_.hot_set) {
+            if (key.layer >= layer_index_.size() || layer_index_[key.layer] < 0 || key.expert >= n_expert_) continue;
+            place(layer_index_[key.layer], static_cast<int32_t>(key.expert));
         }
+        const uint64_t n_layers = layers_.size();
+        for (uint64_t i = 0; i < key_count() && s < cache_count_; ++i)
+            place(static_cast<int64_t>(i % n_layers), static_cast<int32_t>(i / n_layers));
+        copies_.submit(copy_stream_.handle());
         copy_stream_.synchronize();
         ctx.synchronize();
     }
@@ -512,18 +565,23 @@ private:
         const int64_t ff = L.host.gate.ne[1];
         std::vector<float> x(static_cast<size_t>(8 * e), 0.01f), g(static_cast<size_t>(8 * ff)), u(g.size()),
             d(static_cast<size_t>(8 * e));
+        // A different expert each time: one computed twice would be read from the CPU's cache
+        // the second time, and the model would promise the CPU more than DRAM gives it.
+        int64_t next = 0;
         auto run = [&](int64_t m) {
-            double best = 1e9;
-            for (int rep = 0; rep < 3; ++rep) {
+            std::vector<double> times;
+            for (int rep = 0; rep < 5; ++rep) {
+                const int64_t ex = next++ % static_cast<int64_t>(n_expert_);
                 const auto t0 = Clock::now();
-                std::vector<MatmulJob> gu{{&L.host.gate, 0, x.data(), m, g.data()}, {&L.host.up, 0, x.data(), m, u.data()}};
+                std::vector<MatmulJob> gu{{&L.host.gate, ex, x.data(), m, g.data()}, {&L.host.up, ex, x.data(), m, u.data()}};
                 cpu_matmul_grouped(gu, cpu);
                 cpu_swiglu(g.data(), u.data(), m * ff);
-                std::vector<MatmulJob> dn{{&L.host.down, 0, g.data(), m, d.data()}};
+                std::vector<MatmulJob> dn{{&L.host.down, ex, g.data(), m, d.data()}};
                 cpu_matmul_grouped(dn, cpu);
-                best = std::min(best, seconds_since(t0));
+                times.push_back(seconds_since(t0));
             }
-            return best;
+            std::sort(times.begin(), times.end());
+            return times[times.size() / 2];
         };
         cpu_expert_s_ = run(1);
         cpu_token_s_ = std::max(0.0, (run(8) - cpu_expert_s_) / 7.0);
@@ -532,6 +590,7 @@ private:
     GpuExpertTierOptions options_;
     int ordinal_;
     gpu::GpuStream copy_stream_;
+    gpu::CopyBatch copies_;
     gpu::HostRegistration registration_;
     gpu::GpuEvent step_done_, half_free_[2], half_copied_[2];
     std::vector<TierLayer> layers_;
@@ -548,12 +607,15 @@ private:
     double link_gbps_ = 10.0;
     bool calibrated_ = false;
     double cpu_expert_s_ = 1e-4, cpu_token_s_ = 1e-5, cpu_scale_ = 1.0, predicted_cpu_s_ = 0.0;
+    double decode_cpu_share_ = 0.5, predicted_stream_s_ = 0.0;
+    bool decode_step_ = false;
 
     // Per-step scratch, reused.
     std::vector<std::vector<int32_t>> by_expert_;
     std::vector<int32_t> used_, hits_, cpu_lane_, stream_lane_, stream_slots_;
     uint64_t cpu_pairs_ = 0;
     int64_t step_k_ = 1;
+    int steps_since_cpu_ = 0;
     std::vector<uint32_t> residents_;
     std::vector<LaunchSet> sets_;
     std::vector<MatmulJob> gate_up_jobs_, down_jobs_;

@@ -104,6 +104,10 @@ uint64_t widest_matmul_input(const ModelConfig& cfg, const ModelWeights& w) {
 
 }  // namespace
 
+uint64_t staging_slots_per_half(const ModelConfig& cfg) {
+    return std::max<uint64_t>(cfg.n_expert_used, std::min<uint64_t>(kMaxStagingHalf, cfg.n_expert / 4));
+}
+
 Workspace device_workspace(const ModelConfig& cfg, const ModelWeights& w, int64_t n_batch, bool stage_experts) {
     const uint64_t b = static_cast<uint64_t>(std::max<int64_t>(n_batch, 1));
     Workspace ws;
@@ -118,7 +122,7 @@ Workspace device_workspace(const ModelConfig& cfg, const ModelWeights& w, int64_
     const uint64_t moe_sort = w.moe_layers ? b * cfg.n_expert_used * 4 * 4 : 0;
     ws.ffn = b * ffn_floats_per_token(cfg, w) * kF32 + moe_sort;
     ws.logits = b * cfg.n_vocab * kF32;
-    if (stage_experts && w.moe_layers > 0) ws.expert_staging = 2ull * cfg.n_expert_used * w.expert_slot_bytes;
+    if (stage_experts && w.moe_layers > 0) ws.expert_staging = 2ull * staging_slots_per_half(cfg) * w.expert_slot_bytes;
     return ws;
 }
 

@@ -4,6 +4,7 @@
 
 #include "backend/gpu/device_runtime.h"
 #include "backend/gpu/gpu_routed_experts.h"
+#include "experts/expert_profile.h"
 #include "plan/units.h"
 
 namespace strata {
@@ -61,10 +62,16 @@ Result<GpuPlacement> place_on_gpu(const GgufFile& file, ComputeOptions& options,
 
     GpuExpertTierOptions tier;
     tier.cache_slots = placement.cache_slots;
-    const uint64_t staging = plan.expert_slot_bytes ? plan.vram_workspace.expert_staging / plan.expert_slot_bytes : 0;
-    tier.staging_slots = std::max<uint64_t>(2, staging);
+    // The plan sized the staging ring when it found the experts too many for VRAM; a forced tiering
+    // (--expert-slots on a card they fit) takes the same ring the planner would have reserved.
+    tier.staging_slots = 2 * staging_slots_per_half(inventory.config);
     tier.policy = request.expert_policy;
     tier.miss_lane = request.miss_lane;
+    if (!request.expert_profile.empty()) {
+        STRATA_ASSIGN_OR_RETURN(ExpertProfileModel who, expert_profile_model(file));
+        STRATA_ASSIGN_OR_RETURN(ExpertProfile profile, load_expert_profile(request.expert_profile, who));
+        tier.hot_set = hottest_first(profile);
+    }
     tier.stats = placement.stats;
     tier.stats_mutex = placement.stats_mutex;
     auto summary = placement.summary;

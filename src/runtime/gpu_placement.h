@@ -31,6 +31,7 @@ struct GpuPlacementRequest {
     std::string miss_lane = "auto";
     int64_t expert_slots = -1;           // >= 0: this many cache slots instead of the plan's (tests)
     bool force_tiers = false;            // tier the experts even when they all fit (tests)
+    std::string expert_profile;          // a `strata profile` file: its hottest experts start in VRAM
 };
 
 struct GpuPlacement {

@@ -119,7 +119,7 @@ TEST_F(GpuMoe, FfnBlockMatchesCpu) {
     CpuContext cpu(threads);
     std::mt19937 rng(8);
     for (TensorType type : {TensorType::F16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
-        for (int64_t n : {1, 37}) {
+        for (int64_t n : {1, 37, 150}) {  // 150 tokens: wide tiles (gpu_moe_tile_columns), the tiled kernel
             const int64_t e = 256, ff = 256, n_exp = 16, k = 4;
             ModelConfig cfg;
             cfg.n_embd = e, cfg.n_expert = n_exp, cfg.n_expert_used = k, cfg.n_ff_expert = ff, cfg.rms_eps = 1e-6f;
@@ -145,7 +145,9 @@ TEST_F(GpuMoe, FfnBlockMatchesCpu) {
             gpu::gpu_rms_norm(dx, to_device(norm).f32(), n, e, cfg.rms_eps, h, ctx());
             gpu::gpu_matmul(to_device(router), 0, h, n, logits, ctx());
             gpu::gpu_moe_route_softmax_topk(logits, n, n_exp, k, true, ids, weights, ctx());
-            const gpu::MoePlan plan = gpu::gpu_moe_plan(ids, pairs, n_exp, 0, ctx());
+            const int width = gpu::gpu_moe_tile_columns(pairs, n_exp, to_device(gate), to_device(down));
+            EXPECT_EQ(width, n == 150 ? gpu::kGpuTiledColumns : gpu::kGpuMatmulColumns);
+            const gpu::MoePlan plan = gpu::gpu_moe_plan(ids, pairs, n_exp, 0, ctx(), width);
             gpu::gpu_matmul_experts(to_device(gate), plan, h, k, g, ctx());
             gpu::gpu_matmul_experts(to_device(up), plan, h, k, u, ctx());
             gpu::gpu_swiglu(g, u, pairs * ff, ctx());
@@ -154,7 +156,8 @@ TEST_F(GpuMoe, FfnBlockMatchesCpu) {
             // The CPU block quantizes activations to the dot type of the expert weights, twice in
             // series (gate/up, then down on silu(g)·u, which unit-variance weights make heavy-tailed):
             // measured on the H200 1.3e-7 (F16) .. 3.9e-4 (Q4_K). A wrong expert or weight is O(1).
-            EXPECT_NMSE(fmt::format("moe_ffn {} [{}, {}]x{} top {} n={}", tensor_type_name(type), e, ff, n_exp, k, n),
+            EXPECT_NMSE(fmt::format("moe_ffn {} [{}, {}]x{} top {} n={} tiles of {}", tensor_type_name(type), e, ff, n_exp, k, n,
+                                    width),
                         from_device(dx, want.size()), want, 2e-3);
         }
     }

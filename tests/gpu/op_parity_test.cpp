@@ -51,7 +51,9 @@ TEST_F(GpuOps, GetRowsEveryType) {
 // output count (partial last block), and matrix 2 of a stacked expert tensor.
 TEST_F(GpuOps, MatmulEveryTypeAndShape) {
     struct Shape { int64_t n_in, n_out, n_tokens, n_matrices, matrix; };
-    const Shape shapes[] = {{256, 64, 1, 1, 0}, {512, 96, 13, 1, 0}, {768, 33, 8, 1, 0}, {256, 40, 3, 4, 2}};
+    // From kGpuTiledMinTokens (32) tokens the shared-memory tiled kernel runs: partial row and column tiles.
+    const Shape shapes[] = {{256, 64, 1, 1, 0}, {512, 96, 13, 1, 0}, {768, 33, 8, 1, 0}, {256, 40, 3, 4, 2},
+                            {512, 96, 77, 1, 0}, {256, 130, 64, 3, 1}, {768, 64, 32, 1, 0}};
     ThreadPool pool(ThreadPool::Options{.threads = 2});
     CpuContext cpu(pool);
     std::mt19937 rng(2);

@@ -212,8 +212,9 @@ TEST(Synth30B, WeightsMatchTheBenchmarkModel) {
 //   attention   512 · (2·32·128 + 512 + 512 + 32·128) · 4 + 512 · 32 · 256 · 4 = 44040192
 //   ffn         512 · (128 + 8 · (2·768 + 2048)) · 4 + 512 · 8 · 16 = 59047936
 //   logits      512 · 32000 · 4 = 65536000                   → 185401344
-//   copy buffers 2 · 8 · 3059712 = 48955392                  → 234356736 when experts are off-GPU
-// Fixed 627519488 + 402653184 + 234356736 = 1264529408, + 512 MiB reserve = 1801400320.
+//   copy buffers 2 · 32 · 3059712 = 195821568 (two halves of a quarter of a layer's 128 experts)
+//                                                             → 381222912 when experts are off-GPU
+// Fixed 627519488 + 402653184 + 381222912 = 1411395584, + 512 MiB reserve = 1948266496.
 PlanRequest bench_request(uint64_t vram) {
     PlanRequest r;
     r.gpu = DeviceMemory{"H200 with --vram-budget", 141 * kGiB, 140 * kGiB};
@@ -228,16 +229,16 @@ TEST(Synth30B, TenGiBCardHoldsAboutHalfTheExperts) {
     Plan p = make_plan(inv, w, bench_request(10 * kGiB));
     ASSERT_TRUE(p.fits);
     EXPECT_EQ(p.context.kv_bytes, 402653184u);
-    EXPECT_EQ(p.vram_workspace.total(), 234356736u);
-    EXPECT_EQ(p.vram_fixed(), 1264529408u);
-    // (10737418240 - 1801400320) / 3059712 = 2920 slots, 1658880 left over: 47.5% of the experts
+    EXPECT_EQ(p.vram_workspace.total(), 381222912u);
+    EXPECT_EQ(p.vram_fixed(), 1411395584u);
+    // (10737418240 - 1948266496) / 3059712 = 2872 slots, 1658880 left over: 46.7% of the experts
     // (BENCHMARKS.md's "about a 10 GB card" keeps layers 24-47's experts in RAM: 50%).
-    EXPECT_EQ(p.vram_expert_slots, 2920u);
+    EXPECT_EQ(p.vram_expert_slots, 2872u);
     EXPECT_EQ(p.vram_unused, 1658880u);
-    // RAM: embedding 36864000 + host workspace 69590016 + 1 GiB reserve; the other 3224 experts
-    // (9.19 GiB) all fit in the arena of a 64 GiB machine.
+    // RAM: embedding 36864000 + host workspace 69590016 + 1 GiB reserve; the other 3272 experts
+    // (9.32 GiB) all fit in the arena of a 64 GiB machine.
     EXPECT_EQ(p.ram_workspace, 69590016u);
-    EXPECT_EQ(p.ram_arena_experts, 3224u);
+    EXPECT_EQ(p.ram_arena_experts, 3272u);
     EXPECT_EQ(p.disk_experts, 0u);
 }
 
@@ -246,10 +247,10 @@ TEST(Synth30B, TwoGiBCardKeepsAlmostAllExpertsInRam) {
     ModelWeights w = summarize_weights(inv).value();
     Plan p = make_plan(inv, w, bench_request(2 * kGiB));
     ASSERT_TRUE(p.fits);
-    // (2147483648 - 1801400320) / 3059712 = 113 slots, 335872 left over: 1.8% of the experts.
-    EXPECT_EQ(p.vram_expert_slots, 113u);
+    // (2147483648 - 1948266496) / 3059712 = 65 slots, 335872 left over: 1.1% of the experts.
+    EXPECT_EQ(p.vram_expert_slots, 65u);
     EXPECT_EQ(p.vram_unused, 335872u);
-    EXPECT_EQ(p.ram_arena_experts, 6144u - 113u);
+    EXPECT_EQ(p.ram_arena_experts, 6144u - 65u);
 }
 
 TEST(Synth30B, WholeModelFitsA24GiBCardAndNotAOneGiBOne) {
@@ -262,10 +263,10 @@ TEST(Synth30B, WholeModelFitsA24GiBCardAndNotAOneGiBOne) {
     EXPECT_EQ(all.vram_workspace.expert_staging, 0u);
     EXPECT_EQ(all.vram_unused, 24 * kGiB - 20551315456u);
     EXPECT_EQ(all.ram_arena_experts, 0u);
-    // 1 GiB: 1801400320 - 1073741824 = 727658496 short.
+    // 1 GiB: 1948266496 - 1073741824 = 874524672 short.
     Plan one = make_plan(inv, w, bench_request(1 * kGiB));
     ASSERT_FALSE(one.fits);
-    EXPECT_EQ(one.vram_shortfall, 727658496u);
+    EXPECT_EQ(one.vram_shortfall, 874524672u);
 }
 
 TEST(Synth30B, LongContextOnASmallCardSuggestsShorterContextAndQ8Kv) {

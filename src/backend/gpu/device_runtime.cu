@@ -167,6 +167,7 @@ void* GpuContext::scratch(int slot, uint64_t bytes) {
         std::string error;
         b = pool_.allocate(bytes + bytes / 4, &error);  // grow with headroom, as CpuContext does
         if (!b) detail::runtime_failed(__FILE__, __LINE__, "scratch allocation", error.c_str());
+        ++scratch_generation_;
     }
     return b.data();
 }
@@ -181,12 +182,52 @@ void GpuContext::download(void* host_dst, const void* device_src, uint64_t bytes
 
 void GpuContext::synchronize() { STRATA_GPU_CHECK(vendor::stream_synchronize(static_cast<vendor::Stream>(stream_))); }
 
-// ---- streams, events, pinned memory ------------------------------------------------------------
+// ---- streams, events, pinned memory, graphs ----------------------------------------------------
 
 namespace {
 vendor::Stream as_stream(void* s) { return static_cast<vendor::Stream>(s); }
 vendor::Event as_event(void* e) { return static_cast<vendor::Event>(e); }
 }  // namespace
+
+bool GpuGraph::begin_capture(void* stream, std::string* error) {
+    reset();
+    const vendor::Error e = vendor::stream_begin_capture(as_stream(stream));
+    if (!vendor::ok(e)) {
+        static_cast<void>(vendor::last_error());
+        if (error) *error = vendor::error_string(e);
+        return false;
+    }
+    return true;
+}
+
+bool GpuGraph::end_capture(void* stream, std::string* error) {
+    vendor::Graph graph = nullptr;
+    vendor::Error e = vendor::stream_end_capture(as_stream(stream), &graph);
+    if (vendor::ok(e)) {
+        graph_ = graph;
+        vendor::GraphExec exec = nullptr;
+        e = vendor::graph_instantiate(&exec, graph);
+        if (vendor::ok(e)) exec_ = exec;
+    }
+    if (!vendor::ok(e)) {
+        static_cast<void>(vendor::last_error());  // an invalidated capture leaves a sticky error behind
+        if (error) *error = vendor::error_string(e);
+        reset();
+        return false;
+    }
+    return true;
+}
+
+void GpuGraph::launch(void* stream) {
+    STRATA_CHECK(exec_ != nullptr, "GpuGraph::launch before a successful capture");
+    STRATA_GPU_CHECK(vendor::graph_launch(static_cast<vendor::GraphExec>(exec_), as_stream(stream)));
+}
+
+void GpuGraph::reset() {
+    if (exec_) static_cast<void>(vendor::graph_exec_destroy(static_cast<vendor::GraphExec>(exec_)));
+    if (graph_) static_cast<void>(vendor::graph_destroy(static_cast<vendor::Graph>(graph_)));
+    exec_ = nullptr, graph_ = nullptr;
+}
 
 GpuStream::GpuStream(int ordinal) {
     STRATA_GPU_CHECK(vendor::set_device(ordinal));
@@ -278,6 +319,24 @@ bool HostRegistration::register_range(const void* ptr, uint64_t bytes, bool read
 void copy_h2d_async(void* device_dst, const void* host_src, uint64_t bytes, void* stream) {
     if (bytes) STRATA_GPU_CHECK(vendor::copy_h2d_async(device_dst, host_src, bytes, as_stream(stream)));
 }
+void CopyBatch::submit(void* stream) {
+    if (dsts_.empty()) return;
+    // A driver older than the runtime refuses the batch call: fall back to single copies for good.
+    static bool batch_works = true;
+    if (batch_works) {
+        const vendor::Error e = vendor::copy_h2d_batch_async(dsts_.data(), srcs_.data(), sizes_.data(), dsts_.size(),
+                                                             as_stream(stream));
+        if (!vendor::ok(e)) {
+            static_cast<void>(vendor::last_error());
+            batch_works = false;
+        }
+    }
+    if (!batch_works) {
+        for (size_t i = 0; i < dsts_.size(); ++i) copy_h2d_async(dsts_[i], srcs_[i], sizes_[i], stream);
+    }
+    dsts_.clear(), srcs_.clear(), sizes_.clear();
+}
+
 void copy_d2h_async(void* host_dst, const void* device_src, uint64_t bytes, void* stream) {
     if (bytes) STRATA_GPU_CHECK(vendor::copy_d2h_async(host_dst, device_src, bytes, as_stream(stream)));
 }

@@ -36,6 +36,7 @@ bool device_memory(int ordinal, uint64_t* free_bytes, uint64_t* total_bytes);
 bool find_devices(std::vector<DeviceInfo>* out, std::string* why);
 
 class DevicePool;
+class OpProfiler;
 
 // Device memory from a DevicePool; returned to the pool (not the runtime) when destroyed.
 class DeviceBuffer {
@@ -110,6 +111,13 @@ public:
 
     void* scratch(int slot, uint64_t bytes);
     float* scratch_floats(int slot, uint64_t count) { return static_cast<float*>(scratch(slot, count * sizeof(float))); }
+    // Counts scratch reallocations: a captured graph holds scratch addresses, so it stays valid
+    // only while this number does not change.
+    uint64_t scratch_generation() const { return scratch_generation_; }
+
+    // Set (backend/gpu/op_profiler.h): the forward brackets each op with events on this stream.
+    OpProfiler* profiler() const { return profiler_; }
+    void set_profiler(OpProfiler* profiler) { profiler_ = profiler; }
 
     // Queued copies: the host memory must stay valid until synchronize().
     void upload(void* device_dst, const void* host_src, uint64_t bytes);
@@ -121,6 +129,38 @@ private:
     DeviceInfo info_;
     void* stream_ = nullptr;
     std::vector<DeviceBuffer> slots_;
+    uint64_t scratch_generation_ = 0;
+    OpProfiler* profiler_ = nullptr;
+};
+
+// Work queued on a stream, captured once and replayed with one launch (CUDA / HIP graphs), so a
+// decode step of a thousand small kernels costs one launch on the host. A graph holds the
+// addresses and kernel arguments it was captured with: everything that changes per replay must
+// be read from device memory, and host copies must come from buffers that stay in place.
+//
+//   GpuGraph graph;
+//   if (graph.begin_capture(ctx.stream(), &why)) { enqueue(); ok = graph.end_capture(ctx.stream(), &why); }
+//   graph.launch(ctx.stream());     // as often as wanted, while the captured addresses hold
+class GpuGraph {
+public:
+    GpuGraph() = default;
+    ~GpuGraph() { reset(); }
+    GpuGraph(const GpuGraph&) = delete;
+    GpuGraph& operator=(const GpuGraph&) = delete;
+
+    // Work queued on `stream` from now on is recorded, not run. False (and `error`) when the
+    // runtime refuses (the caller then runs eagerly).
+    bool begin_capture(void* stream, std::string* error);
+    // Stops recording and makes the graph launchable; false (and `error`) when the capture was
+    // invalidated or instantiation failed. The stream is usable either way.
+    bool end_capture(void* stream, std::string* error);
+    bool ready() const { return exec_ != nullptr; }
+    void launch(void* stream);
+    void reset();
+
+private:
+    void* graph_ = nullptr;
+    void* exec_ = nullptr;
 };
 
 // ---- copies beside compute ---------------------------------------------------------------------
@@ -193,6 +233,20 @@ private:
 
 // Queued on any stream (a GpuContext's or a GpuStream's handle).
 void copy_h2d_async(void* device_dst, const void* host_src, uint64_t bytes, void* stream);
+// Host → device copies gathered and queued with one driver call (CUDA 12.8+; else one by one):
+// many small copies (an expert's three parts, a layer's misses) cost one API entry, not each.
+class CopyBatch {
+public:
+    void add(void* device_dst, const void* host_src, uint64_t bytes) {
+        dsts_.push_back(device_dst), srcs_.push_back(host_src), sizes_.push_back(bytes);
+    }
+    size_t size() const { return dsts_.size(); }
+    void submit(void* stream);  // queues the gathered copies and starts a new batch
+private:
+    std::vector<void*> dsts_;
+    std::vector<const void*> srcs_;
+    std::vector<size_t> sizes_;
+};
 void copy_d2h_async(void* host_dst, const void* device_src, uint64_t bytes, void* stream);
 void memset_async(void* device_dst, int value, uint64_t bytes, void* stream);
 

@@ -2,6 +2,13 @@
 // ops of backend/gpu/gpu_ops.h, reading the same weight table (model/arch/llama_family.h) after
 // uploading it to VRAM. Per step the host copies token ids and positions in and logits out; every
 // op in between is queued on one stream without a host wait (MoE routing included).
+// Decode speed at batch 1 is launch-bound (a thousand small kernels per token), so:
+// - one-token steps with every expert in VRAM run as one graph launch (gpu_decode_graph.h); all
+//   they need per step is read on the device from the positions array;
+// - each residual add is fused with the norm that follows it (the next block's, or the output
+//   norm after the last layer), q/k norms + rope + cache store are one launch, and a one-token
+//   step routes and plans its experts in one launch.
+// With profiling on (op_profiler.h) every op is bracketed and named, and steps run eagerly.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -9,9 +16,11 @@
 #include <cstdlib>
 #include <unordered_map>
 
+#include "backend/gpu/gpu_decode_graph.h"
 #include "backend/gpu/gpu_model.h"
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/gpu_routed_experts.h"
+#include "backend/gpu/op_profiler.h"
 #include "model/arch/llama_family.h"
 #include "quant/traits.h"
 
@@ -51,6 +60,10 @@ public:
           ctx_(std::make_unique<gpu::GpuContext>(options.gpu_ordinal, *pool_)) {
         config_ = config;
         pool_->set_budget(options.vram_budget);
+        if (gpu::op_profiling_enabled()) {
+            profiler_ = std::make_unique<gpu::OpProfiler>(ctx_->stream());
+            ctx_->set_profiler(profiler_.get());
+        }
     }
 
     Status load(const GgufFile& file) {
@@ -94,6 +107,8 @@ public:
         ctx_->synchronize();  // the copies read the mapped file, which must not change under them
         if (options_.routed_experts) {
             STRATA_ASSIGN_OR_RETURN(routed_, options_.routed_experts(file, *ctx_));
+        } else if (!profiler_) {  // the tiers' host work and the profiler's events cannot be replayed
+            decode_graph_ = std::make_unique<gpu::DecodeGraph>(*ctx_, config_.n_vocab);
         }
         return Status::ok();
     }
@@ -122,115 +137,162 @@ public:
         auto* storage = dynamic_cast<GpuKvStorage*>(kv.storage());
         STRATA_CHECK(storage != nullptr, "GPU forward with a KV cache this model did not make (use make_kv_cache)");
         gpu::GpuKvCache& cache = storage->cache;
-        const ModelConfig& c = config_;
-        const int64_t n = batch.n_tokens, e = c.n_embd;
+        const int64_t n = batch.n_tokens;
         STRATA_CHECK(batch.pos0 + n <= cache.n_ctx(), "batch runs past the KV cache");
         gpu::GpuContext& g = *ctx_;
         g.activate();
+        if (n == 1 && decode_graph_ && decode_graph_->enabled()) {
+            const auto step = [&](const int32_t* io) { return queue_forward(io, io + 1, 1, LogitsFor::Last, cache, cpu); };
+            if (decode_graph_->run(batch.tokens[0], batch.positions[0], cache_addresses(cache), step, logits)) return;
+        }
         auto* tokens = static_cast<int32_t*>(g.scratch(kTokens, static_cast<uint64_t>(n) * sizeof(int32_t)));
         auto* positions = static_cast<int32_t*>(g.scratch(kPositions, static_cast<uint64_t>(n) * sizeof(int32_t)));
         g.upload(tokens, batch.tokens, static_cast<uint64_t>(n) * sizeof(int32_t));
         g.upload(positions, batch.positions, static_cast<uint64_t>(n) * sizeof(int32_t));
+        const float* out = queue_forward(tokens, positions, n, which, cache, cpu);
+        const int64_t rows = which == LogitsFor::Last ? 1 : n;
+        g.download(logits, out, static_cast<uint64_t>(rows) * config_.n_vocab * sizeof(float));
+        g.synchronize();
+        if (profiler_) profiler_->flush();
+    }
 
+private:
+    // Runs f as the op `name`: bracketed by the profiler's events when profiling, else just f.
+    template <typename F> void op(const char* name, F&& f) {
+        gpu::OpScope scope(*ctx_, name);
+        f();
+    }
+
+    // Every device address of the cache a step reads or writes (a captured step holds them).
+    std::vector<const void*> cache_addresses(const gpu::GpuKvCache& cache) const {
+        std::vector<const void*> a;
+        for (size_t il = 0; il < layers_.size(); ++il) {
+            a.push_back(cache.keys(static_cast<int64_t>(il)));
+            a.push_back(cache.values(static_cast<int64_t>(il)));
+        }
+        return a;
+    }
+
+    // Queues the whole pass for n tokens (ids and positions on the device); returns the device
+    // logits: the last row's (LogitsFor::Last) or every row's. Nothing here reads a host value
+    // that changes from one decode step to the next.
+    const float* queue_forward(const int32_t* tokens, const int32_t* positions, int64_t n, LogitsFor which,
+                               gpu::GpuKvCache& cache, CpuContext& cpu) {
+        const ModelConfig& c = config_;
+        gpu::GpuContext& g = *ctx_;
+        const int64_t e = c.n_embd;
         float* x = g.scratch_floats(kResidual, static_cast<uint64_t>(n * e));
-        gpu::gpu_get_rows(token_embd_, tokens, n, x, g);
+        float* h = g.scratch_floats(kNormed, static_cast<uint64_t>(n * e));
+        op("get_rows token_embd", [&] { gpu::gpu_get_rows(token_embd_, tokens, n, x, g); });
+        // Each sub-layer leaves h = the next norm of x: the first layer's input norm is the only
+        // one computed alone.
+        const float* first_norm = layers_.empty() ? output_norm_.f32() : layers_[0].attn.norm.f32();
+        op("rms_norm attn_norm", [&] { gpu::gpu_rms_norm(x, first_norm, n, e, c.rms_eps, h, g); });
         for (size_t il = 0; il < layers_.size(); ++il) {
             const GpuLayer& L = layers_[il];
-            attention(L.attn, x, n, positions, batch.pos0, cache, static_cast<int64_t>(il));
-            if (L.moe) moe_ffn(L, static_cast<int64_t>(il), x, n, cpu);
-            else dense_ffn(L, x, n);
+            const float* next_norm = il + 1 < layers_.size() ? layers_[il + 1].attn.norm.f32() : output_norm_.f32();
+            attention(L.attn, x, h, n, positions, cache, static_cast<int64_t>(il), L.ffn_norm.f32());
+            if (L.moe) moe_ffn(L, static_cast<int64_t>(il), x, h, n, next_norm, cpu);
+            else dense_ffn(L, x, h, n, next_norm);
         }
         if (routed_) routed_->end_forward(g);
         const int64_t first = which == LogitsFor::Last ? n - 1 : 0;
         const int64_t rows = n - first;
-        float* normed = g.scratch_floats(kNormed, static_cast<uint64_t>(rows * e));
-        gpu::gpu_rms_norm(x + first * e, output_norm_.f32(), rows, e, c.rms_eps, normed, g);
         float* out = g.scratch_floats(kLogits, static_cast<uint64_t>(rows) * c.n_vocab);
-        gpu::gpu_matmul(output_, 0, normed, rows, out, g);
-        g.download(logits, out, static_cast<uint64_t>(rows) * c.n_vocab * sizeof(float));
-        g.synchronize();
+        op("matmul output", [&] { gpu::gpu_matmul(output_, 0, h + first * e, rows, out, g); });
+        return out;
     }
 
 private:
-    // x += attn(norm(x)), as attention_block (model/blocks/attention_block.cpp).
-    void attention(const GpuAttentionWeights& w, float* x, int64_t n, const int32_t* positions, int64_t pos0,
-                   gpu::GpuKvCache& cache, int64_t layer) {
+    // x += attn(h), h = norm(x) on entry, as attention_block (model/blocks/attention_block.cpp);
+    // leaves h = ffn_norm(x) of the updated x.
+    void attention(const GpuAttentionWeights& w, float* x, float* h, int64_t n, const int32_t* positions,
+                   gpu::GpuKvCache& cache, int64_t layer, const float* ffn_norm) {
         const ModelConfig& c = config_;
         gpu::GpuContext& g = *ctx_;
         const int64_t e = c.n_embd, q_dim = c.q_dim(), k_dim = c.kv_dim_k(), v_dim = c.kv_dim_v();
-        float* h = g.scratch_floats(kNormed, static_cast<uint64_t>(n * e));
-        gpu::gpu_rms_norm(x, w.norm.f32(), n, e, c.rms_eps, h, g);
         float* q = g.scratch_floats(kQ, static_cast<uint64_t>(n * q_dim));
         float* k = g.scratch_floats(kK, static_cast<uint64_t>(n * k_dim));
         float* v = g.scratch_floats(kV, static_cast<uint64_t>(n * v_dim));
-        gpu::gpu_matmul(w.wq, 0, h, n, q, g);
-        gpu::gpu_matmul(w.wk, 0, h, n, k, g);
-        gpu::gpu_matmul(w.wv, 0, h, n, v, g);
-        if (w.bq) gpu::gpu_add_bias(q, w.bq.f32(), n, q_dim, g);
-        if (w.bk) gpu::gpu_add_bias(k, w.bk.f32(), n, k_dim, g);
-        if (w.bv) gpu::gpu_add_bias(v, w.bv.f32(), n, v_dim, g);
-        if (w.q_norm) gpu::gpu_rms_norm(q, w.q_norm.f32(), n * c.n_head, c.head_dim_k, c.rms_eps, q, g);
-        if (w.k_norm) gpu::gpu_rms_norm(k, w.k_norm.f32(), n * c.n_head_kv, c.head_dim_k, c.rms_eps, k, g);
+        op("matmul attn_q", [&] { gpu::gpu_matmul(w.wq, 0, h, n, q, g); });
+        op("matmul attn_k", [&] { gpu::gpu_matmul(w.wk, 0, h, n, k, g); });
+        op("matmul attn_v", [&] { gpu::gpu_matmul(w.wv, 0, h, n, v, g); });
+        if (w.bq) op("add_bias", [&] { gpu::gpu_add_bias(q, w.bq.f32(), n, q_dim, g); });
+        if (w.bk) op("add_bias", [&] { gpu::gpu_add_bias(k, w.bk.f32(), n, k_dim, g); });
+        if (w.bv) op("add_bias", [&] { gpu::gpu_add_bias(v, w.bv.f32(), n, v_dim, g); });
         const gpu::GpuRope rope{c.rope_style == RopeStyle::Neox, c.head_dim_k, c.rope_dims, c.rope_base};
-        gpu::gpu_rope(q, n, c.n_head, rope, positions, g);
-        gpu::gpu_rope(k, n, c.n_head_kv, rope, positions, g);
-        gpu::gpu_kv_store(k, v, n, pos0, cache, layer, g);
+        op("qk_norm_rope_store", [&] {
+            gpu::gpu_qk_norm_rope_store(q, k, v, n, c.n_head, w.q_norm ? w.q_norm.f32() : nullptr,
+                                        w.k_norm ? w.k_norm.f32() : nullptr, c.rms_eps, rope, positions, cache, layer, g);
+        });
 
         float* attn = g.scratch_floats(kAttnOut, static_cast<uint64_t>(n * c.n_head * c.head_dim_v));
         gpu::GpuAttentionParams ap;
         ap.n_head = c.n_head, ap.n_head_kv = c.n_head_kv, ap.head_dim_k = c.head_dim_k, ap.head_dim_v = c.head_dim_v;
         ap.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim_k));
-        gpu::gpu_attention(q, cache, layer, n, pos0, ap, attn, g);
+        op("attention", [&] { gpu::gpu_attention_at(q, cache, layer, n, positions, ap, attn, g); });
         float* proj = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
-        gpu::gpu_matmul(w.wo, 0, attn, n, proj, g);
-        if (w.bo) gpu::gpu_add_bias(proj, w.bo.f32(), n, e, g);
-        gpu::gpu_add(x, proj, n * e, g);
+        op("matmul attn_output", [&] { gpu::gpu_matmul(w.wo, 0, attn, n, proj, g); });
+        if (w.bo) op("add_bias", [&] { gpu::gpu_add_bias(proj, w.bo.f32(), n, e, g); });
+        op("add_rms_norm ffn_norm", [&] { gpu::gpu_add_rms_norm(x, proj, ffn_norm, n, e, c.rms_eps, h, g); });
     }
 
-    // x += down(silu(gate(h)) · up(h)), h = norm(x), as dense_ffn_block.
-    void dense_ffn(const GpuLayer& L, float* x, int64_t n) {
+    // x += down(silu(gate(h)) · up(h)), h = ffn_norm(x) on entry, as dense_ffn_block; leaves
+    // h = next_norm(x).
+    void dense_ffn(const GpuLayer& L, float* x, float* h, int64_t n, const float* next_norm) {
         const ModelConfig& c = config_;
         gpu::GpuContext& g = *ctx_;
         const int64_t e = c.n_embd, ff = L.gate.ne[1];
-        float* h = g.scratch_floats(kNormed, static_cast<uint64_t>(n * e));
-        gpu::gpu_rms_norm(x, L.ffn_norm.f32(), n, e, c.rms_eps, h, g);
         float* gate = g.scratch_floats(kGate, static_cast<uint64_t>(n * ff));
         float* up = g.scratch_floats(kUp, static_cast<uint64_t>(n * ff));
-        gpu::gpu_matmul(L.gate, 0, h, n, gate, g);
-        gpu::gpu_matmul(L.up, 0, h, n, up, g);
-        gpu::gpu_swiglu(gate, up, n * ff, g);
+        op("matmul ffn_gate", [&] { gpu::gpu_matmul(L.gate, 0, h, n, gate, g); });
+        op("matmul ffn_up", [&] { gpu::gpu_matmul(L.up, 0, h, n, up, g); });
+        op("swiglu", [&] { gpu::gpu_swiglu(gate, up, n * ff, g); });
         float* out = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
-        gpu::gpu_matmul(L.down, 0, gate, n, out, g);
-        gpu::gpu_add(x, out, n * e, g);
+        op("matmul ffn_down", [&] { gpu::gpu_matmul(L.down, 0, gate, n, out, g); });
+        op("add_rms_norm next", [&] { gpu::gpu_add_rms_norm(x, out, next_norm, n, e, c.rms_eps, h, g); });
     }
 
     // Softmax top-k routing, then each (token, expert) pair through its expert, as moe_ffn_block;
     // pairs are grouped by expert on the device so each expert's rows are read once per tile.
-    void moe_ffn(const GpuLayer& L, int64_t layer, float* x, int64_t n, CpuContext& cpu) {
+    // h = ffn_norm(x) on entry; leaves h = next_norm(x).
+    void moe_ffn(const GpuLayer& L, int64_t layer, float* x, float* h, int64_t n, const float* next_norm, CpuContext& cpu) {
         const ModelConfig& c = config_;
         gpu::GpuContext& g = *ctx_;
-        const int64_t e = c.n_embd, n_exp = c.n_expert, k = c.n_expert_used, ff = L.gate_exps.ne[1];
+        const int64_t e = c.n_embd, n_exp = c.n_expert, k = c.n_expert_used;
         const int64_t pairs = n * k;
-        float* h = g.scratch_floats(kNormed, static_cast<uint64_t>(n * e));
-        gpu::gpu_rms_norm(x, L.ffn_norm.f32(), n, e, c.rms_eps, h, g);
         float* router = g.scratch_floats(kRouter, static_cast<uint64_t>(n * n_exp));
-        gpu::gpu_matmul(L.router, 0, h, n, router, g);
+        op("matmul ffn_gate_inp", [&] { gpu::gpu_matmul(L.router, 0, h, n, router, g); });
         auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * sizeof(int32_t)));
         float* weights = g.scratch_floats(kExpertWeights, static_cast<uint64_t>(pairs));
-        gpu::gpu_moe_route_softmax_topk(router, n, n_exp, k, c.norm_topk_prob, ids, weights, g);
         if (routed_) {  // experts not all in VRAM: the tiers compute them (GPU hits, CPU, streamed)
-            routed_->forward(gpu::RoutedExpertsStep{layer, n, e, k, h, ids, weights, x}, g, cpu);
+            op("moe_route", [&] { gpu::gpu_moe_route_softmax_topk(router, n, n_exp, k, c.norm_topk_prob, ids, weights, g); });
+            op("routed_experts", [&] {
+                routed_->forward(gpu::RoutedExpertsStep{layer, n, e, k, h, ids, weights, x, next_norm, c.rms_eps, h}, g, cpu);
+            });
             return;
         }
-        const gpu::MoePlan plan = gpu::gpu_moe_plan(ids, pairs, n_exp, kMoePlan, g);
+        gpu::MoePlan plan;
+        if (n == 1) {  // one token: k distinct experts, a plan of fixed shape, written by the routing
+            op("moe_route_plan_single", [&] {
+                plan = gpu::gpu_moe_route_plan_single(router, n_exp, k, c.norm_topk_prob, ids, weights, kMoePlan, g);
+            });
+        } else {
+            op("moe_route", [&] { gpu::gpu_moe_route_softmax_topk(router, n, n_exp, k, c.norm_topk_prob, ids, weights, g); });
+            op("moe_plan", [&] {
+                plan = gpu::gpu_moe_plan(ids, pairs, n_exp, kMoePlan, g,
+                                         gpu::gpu_moe_tile_columns(pairs, n_exp, L.gate_exps, L.down_exps));
+            });
+        }
+        const int64_t ff = L.gate_exps.ne[1];
         float* gate = g.scratch_floats(kExpertGate, static_cast<uint64_t>(pairs * ff));
         float* up = g.scratch_floats(kExpertUp, static_cast<uint64_t>(pairs * ff));
-        gpu::gpu_matmul_experts(L.gate_exps, plan, h, k, gate, g);
-        gpu::gpu_matmul_experts(L.up_exps, plan, h, k, up, g);
-        gpu::gpu_swiglu(gate, up, pairs * ff, g);
+        op("matmul_experts gate", [&] { gpu::gpu_matmul_experts(L.gate_exps, plan, h, k, gate, g); });
+        op("matmul_experts up", [&] { gpu::gpu_matmul_experts(L.up_exps, plan, h, k, up, g); });
+        op("swiglu", [&] { gpu::gpu_swiglu(gate, up, pairs * ff, g); });
         float* out = g.scratch_floats(kExpertOut, static_cast<uint64_t>(pairs * e));
-        gpu::gpu_matmul_experts(L.down_exps, plan, gate, 1, out, g);
-        gpu::gpu_moe_combine(out, weights, n, k, e, x, g);
+        op("matmul_experts down", [&] { gpu::gpu_matmul_experts(L.down_exps, plan, gate, 1, out, g); });
+        op("moe_combine_rms_norm next", [&] { gpu::gpu_moe_combine_rms_norm(out, weights, n, k, e, x, next_norm, c.rms_eps, h, g); });
     }
 
     // Copies one weight to VRAM (once, however many roles share it: tied embeddings).
@@ -262,6 +324,8 @@ private:
     // Declaration order is destruction order reversed: buffers go back to the pool before it dies.
     std::unique_ptr<gpu::DevicePool> pool_;
     std::unique_ptr<gpu::GpuContext> ctx_;
+    std::unique_ptr<gpu::OpProfiler> profiler_;       // set when profiling (op_profiler.h)
+    std::unique_ptr<gpu::DecodeGraph> decode_graph_;  // one-token steps as graphs; null with tiers or profiling
     std::vector<gpu::DeviceBuffer> buffers_;
     std::unordered_map<const uint8_t*, DeviceWeight> uploaded_;
     uint64_t weight_bytes_ = 0;

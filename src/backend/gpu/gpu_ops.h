@@ -108,7 +108,16 @@ void gpu_moe_route_softmax_topk(const float* logits, int64_t n_tokens, int64_t n
 // The (token, slot) pairs sorted by expert and cut into tiles of up to kGpuMatmulColumns pairs of
 // one expert, so each expert's weights are read once per tile. Built on the device.
 constexpr int kGpuMatmulColumns = 8;
+// Prompt batches go through a shared-memory tiled kernel instead (a block computes 64 outputs ×
+// up to 64 columns, each weight tile dequantized once per block): dense products from this many
+// tokens, MoE plans whose tiles are this wide (gpu_moe_tile_columns).
+constexpr int kGpuTiledColumns = 64;
+constexpr int64_t kGpuTiledMinTokens = 32;
+// The tile width a MoE plan of n_pairs pairs over n_expert experts should use: wide tiles once
+// the average expert gets enough pairs to fill a good part of one.
+int gpu_moe_tile_columns(int64_t n_pairs, int64_t n_expert, const DeviceWeight& gate_up, const DeviceWeight& down);
 struct MoePlan {
+    int tile_columns = kGpuMatmulColumns;  // pairs per tile: kGpuMatmulColumns or kGpuTiledColumns
     int64_t n_pairs = 0;     // n_tokens · k
     int64_t max_tiles = 0;   // launch bound: tiles beyond the device-side count exit at once
     int32_t* sorted = nullptr;   // [n_pairs] pair indices grouped by expert
@@ -116,7 +125,8 @@ struct MoePlan {
     int32_t* n_tiles = nullptr;  // [1]
 };
 // Plan buffers come from the context's scratch slots [slot, slot + 2].
-MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int scratch_slot, GpuContext& ctx);
+MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int scratch_slot, GpuContext& ctx,
+                     int tile_columns = kGpuMatmulColumns);
 
 // For every pair p of the plan: y[p] = W_{expert(p)} · x[p / pairs_per_x_row]. x holds one row per
 // token (gate/up: pass k, pair p = token·k + slot) or one per pair (down: pass 1).
@@ -136,5 +146,37 @@ void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const f
 // x[t] += Σ_j weights[t·k + j] · expert_out[t·k + j], rows of n.
 void gpu_moe_combine(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n, float* x,
                      GpuContext& ctx);
+
+// ---- decode step ops: positions read on the device, fused passes -------------------------------
+// A decode step captured as a graph (gpu_llama.cpp) is replayed at every depth, so nothing in it
+// may take the position as a kernel argument: these ops read token t's position from the device
+// array `positions` (for one sequence positions[t] = pos0 + t, as in Batch).
+
+// gpu_attention with token t at positions[t] (it sees cache rows 0 .. positions[t]).
+void gpu_attention_at(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, const int32_t* positions,
+                      const GpuAttentionParams& p, float* out, GpuContext& ctx);
+
+// Everything between the q/k/v projections and attention, in one launch (ops_attention_prep.cu):
+// per token, each of the n_head query heads of q (rows of n_head·rope.head_dim) is RMS-normed
+// with q_norm and roped in place; each key head of k (kv.k_dim() per token) is normed with k_norm
+// and roped, and written with the token's v row to the cache at row positions[t]. A null norm
+// skips that norm. The same as gpu_rms_norm ×2 + gpu_rope ×2 + gpu_kv_store.
+void gpu_qk_norm_rope_store(float* q, const float* k, const float* v, int64_t n_tokens, int64_t n_head,
+                            const float* q_norm, const float* k_norm, float eps, const GpuRope& rope,
+                            const int32_t* positions, GpuKvCache& kv, int64_t layer, GpuContext& ctx);
+
+// x += y, then out = rms_norm(x) · weight (weight may be null): a block's residual add and the
+// next block's norm in one pass over x (ops_fused_norm.cu). out must not alias x or y.
+void gpu_add_rms_norm(float* x, const float* y, const float* weight, int64_t n_rows, int64_t n, float eps, float* out,
+                      GpuContext& ctx);
+
+// gpu_moe_combine, then out = rms_norm(x) · weight of the updated rows (ops_fused_norm.cu).
+void gpu_moe_combine_rms_norm(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n,
+                              float* x, const float* weight, float eps, float* out, GpuContext& ctx);
+
+// gpu_moe_route_softmax_topk for one token, and its plan (as gpu_moe_plan would build it, with
+// tiles of one pair), in one launch (ops_moe_decode.cu). Plan buffers: scratch slots [slot, slot + 2].
+MoePlan gpu_moe_route_plan_single(const float* logits, int64_t n_expert, int64_t k, bool normalize, int32_t* ids,
+                                  float* weights, int scratch_slot, GpuContext& ctx);
 
 }  // namespace strata::gpu

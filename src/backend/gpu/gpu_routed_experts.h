@@ -25,6 +25,11 @@ struct RoutedExpertsStep {
     const int32_t* ids = nullptr;     // device, n_tokens rows of k expert indices
     const float* weights = nullptr;   // device, n_tokens rows of k combine weights
     float* x = nullptr;               // device residual stream, rows of n_embd: x += Σ w · expert(h)
+    // Then h_next = rms_norm(x) · next_norm (the next block's input), fused with the combine of the
+    // GPU's experts as the all-resident forward fuses it, so that both give the same bits.
+    const float* next_norm = nullptr;
+    float eps = 0.0f;
+    float* h_next = nullptr;
 };
 
 class RoutedExperts {

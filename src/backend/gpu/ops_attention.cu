@@ -1,24 +1,28 @@
 // The device KV cache and causal grouped-query attention over it (gpu_ops.h); CPU reference in
-// backend/cpu/attention.cpp. One block per (query token, head): its warps take interleaved key
-// positions with an online softmax each, then merge their partial sums through shared memory.
-// Correct at any length; long-context decode wants split-K across blocks (not done yet).
+// backend/cpu/attention.cpp. One block per (query token, head): its warps take interleaved groups
+// of key positions with an online softmax each, then merge their partial sums through shared
+// memory. Correct at any length; long-context decode wants split-K across blocks (not done yet:
+// one block per head reads the whole cache).
 #include <cmath>
 
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/kernels/common.cuh"
+#include "backend/gpu/kernels/kv_access.cuh"
 
 namespace strata::gpu {
 
 namespace {
 
-constexpr int kAttentionBlock = 128;
-constexpr int kAttentionMaxWarps = kAttentionBlock / 32;
+// Threads per block: a one-token step has few blocks (one per head), so each gets more warps to
+// keep more keys in flight; prompt batches have a block per (token, head) already.
+constexpr int kAttentionBlockDecode = 512;
+constexpr int kAttentionBlockBatch = 256;
+constexpr int kAttentionMaxWarps = kAttentionBlockDecode / 32;
+// Keys a warp scores at once. A warp working through keys one by one waits for each key row and
+// then its value row (two memory round trips per key); with a group, the loads of all its keys are
+// issued before the first is used, and the online softmax rescales once per group.
+constexpr int kKeyGroup = 4;
 constexpr int kStoreBlock = 256;
-
-__device__ __forceinline__ float load_kv(const float* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float load_kv(const uint16_t* p, int64_t i) { return vendor::half_bits_to_float(p[i]); }
-__device__ __forceinline__ void store_kv(float* p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void store_kv(uint16_t* p, int64_t i, float v) { p[i] = vendor::float_to_half_bits(v); }
 
 template <typename KV>
 __global__ void kv_store_kernel(const float* src, int64_t dim, int64_t pos0, KV* dst) {
@@ -27,10 +31,13 @@ __global__ void kv_store_kernel(const float* src, int64_t dim, int64_t pos0, KV*
     if (i < dim) store_kv(dst, (pos0 + t) * dim + i, src[t * dim + i]);
 }
 
+// Token t sits at positions[t] when `positions` is set (read here, so a captured decode step
+// replays at any depth), else at pos0 + t. Warp w takes key groups w, w + n_warps, ...
 template <typename KV>
-__global__ void attention_kernel(const float* q, const KV* keys, const KV* values, int64_t pos0, GpuAttentionParams p,
-                                 float* out) {
+__global__ void attention_kernel(const float* q, const KV* keys, const KV* values, const int32_t* positions, int64_t pos0,
+                                 GpuAttentionParams p, float* out) {
     constexpr int kPerLane = static_cast<int>(kGpuMaxHeadDim) / vendor::kWarpSize;
+    constexpr int G = kKeyGroup;
     __shared__ float s_max[kAttentionMaxWarps], s_sum[kAttentionMaxWarps];
     __shared__ float s_acc[kAttentionMaxWarps][kGpuMaxHeadDim];
     const int lane = static_cast<int>(threadIdx.x) % vendor::kWarpSize, warp = static_cast<int>(threadIdx.x) / vendor::kWarpSize;
@@ -38,7 +45,7 @@ __global__ void attention_kernel(const float* q, const KV* keys, const KV* value
     const int64_t h = blockIdx.x, t = blockIdx.y;
     const int64_t kv_head = h / (p.n_head / p.n_head_kv);
     const int64_t k_stride = p.n_head_kv * p.head_dim_k, v_stride = p.n_head_kv * p.head_dim_v;
-    const int64_t n_kv = pos0 + t + 1;  // causal: this token sees positions <= its own
+    const int64_t n_kv = (positions ? static_cast<int64_t>(positions[t]) : pos0 + t) + 1;  // causal: up to its own
     const int64_t j0 = p.sliding_window > 0 ? max(static_cast<int64_t>(0), n_kv - p.sliding_window) : 0;
 
     const float* qh = q + (t * p.n_head + h) * p.head_dim_k;
@@ -49,24 +56,47 @@ __global__ void attention_kernel(const float* q, const KV* keys, const KV* value
         qv[i] = d < p.head_dim_k ? qh[d] : 0.0f;
         acc[i] = 0.0f;
     }
+    const KV* k_base = keys + kv_head * p.head_dim_k;
+    const KV* v_base = values + kv_head * p.head_dim_v;
     float m = -INFINITY, l = 0.0f;
-    for (int64_t j = j0 + warp; j < n_kv; j += n_warps) {
-        const KV* kr = keys + j * k_stride + kv_head * p.head_dim_k;
-        float s = 0.0f;
+    for (int64_t base = j0 + static_cast<int64_t>(warp) * G; base < n_kv; base += static_cast<int64_t>(n_warps) * G) {
+        float s[G];
 #pragma unroll
-        for (int i = 0; i < kPerLane; ++i) {
-            const int64_t d = lane + i * vendor::kWarpSize;
-            if (d < p.head_dim_k) s += qv[i] * load_kv(kr, d);
+        for (int g = 0; g < G; ++g) {
+            const int64_t j = base + g;
+            float dot = 0.0f;
+#pragma unroll
+            for (int i = 0; i < kPerLane; ++i) {
+                const int64_t d = lane + i * vendor::kWarpSize;
+                if (j < n_kv && d < p.head_dim_k) dot += qv[i] * load_kv(k_base + j * k_stride, d);
+            }
+            s[g] = dot;
         }
-        s = warp_sum(s) * p.scale;
-        const float m_new = fmaxf(m, s);
-        const float correction = expf(m - m_new), weight = expf(s - m_new);
-        l = l * correction + weight;
-        const KV* vr = values + j * v_stride + kv_head * p.head_dim_v;
+        float m_new = m;
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            s[g] = base + g < n_kv ? warp_sum(s[g]) * p.scale : -INFINITY;
+            m_new = fmaxf(m_new, s[g]);
+        }
+        // base < n_kv, so s[0] is finite and so is m_new: keys past the end weigh exp(-inf) = 0.
+        const float correction = expf(m - m_new);
+        float weight[G];
+        l *= correction;
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            weight[g] = expf(s[g] - m_new);
+            l += weight[g];
+        }
 #pragma unroll
         for (int i = 0; i < kPerLane; ++i) {
             const int64_t d = lane + i * vendor::kWarpSize;
-            if (d < p.head_dim_v) acc[i] = acc[i] * correction + weight * load_kv(vr, d);
+            if (d >= p.head_dim_v) continue;
+            float a = acc[i] * correction;
+#pragma unroll
+            for (int g = 0; g < G; ++g) {
+                if (base + g < n_kv) a += weight[g] * load_kv(v_base + (base + g) * v_stride, d);
+            }
+            acc[i] = a;
         }
         m = m_new;
     }
@@ -132,8 +162,10 @@ void gpu_kv_store(const float* k, const float* v, int64_t n_tokens, int64_t pos0
     STRATA_GPU_LAUNCHED();
 }
 
-void gpu_attention(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
-                   const GpuAttentionParams& p, float* out, GpuContext& ctx) {
+namespace {
+
+void launch_attention(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, const int32_t* positions,
+                      int64_t pos0, const GpuAttentionParams& p, float* out, GpuContext& ctx) {
     STRATA_CHECK(p.head_dim_k <= kGpuMaxHeadDim && p.head_dim_v <= kGpuMaxHeadDim, "gpu_attention: head dim above kGpuMaxHeadDim");
     STRATA_CHECK(p.n_head_kv > 0 && p.n_head % p.n_head_kv == 0, "gpu_attention: n_head must be a multiple of n_head_kv");
     STRATA_CHECK(p.n_head_kv * p.head_dim_k == kv.k_dim() && p.n_head_kv * p.head_dim_v == kv.v_dim(),
@@ -141,14 +173,30 @@ void gpu_attention(const float* q, const GpuKvCache& kv, int64_t layer, int64_t 
     STRATA_CHECK(pos0 + n_tokens <= kv.n_ctx() && n_tokens <= 65535, "gpu_attention: batch past the cache or too large");
     if (n_tokens == 0) return;
     const dim3 grid(static_cast<unsigned>(p.n_head), static_cast<unsigned>(n_tokens));
+    const int block = n_tokens == 1 ? kAttentionBlockDecode : kAttentionBlockBatch;
     if (kv.type() == KvType::F16) {
-        attention_kernel<<<grid, kAttentionBlock, 0, stream_of(ctx)>>>(
-            q, static_cast<const uint16_t*>(kv.keys(layer)), static_cast<const uint16_t*>(kv.values(layer)), pos0, p, out);
+        attention_kernel<<<grid, block, 0, stream_of(ctx)>>>(
+            q, static_cast<const uint16_t*>(kv.keys(layer)), static_cast<const uint16_t*>(kv.values(layer)), positions, pos0,
+            p, out);
     } else {
-        attention_kernel<<<grid, kAttentionBlock, 0, stream_of(ctx)>>>(
-            q, static_cast<const float*>(kv.keys(layer)), static_cast<const float*>(kv.values(layer)), pos0, p, out);
+        attention_kernel<<<grid, block, 0, stream_of(ctx)>>>(
+            q, static_cast<const float*>(kv.keys(layer)), static_cast<const float*>(kv.values(layer)), positions, pos0, p,
+            out);
     }
     STRATA_GPU_LAUNCHED();
+}
+
+}  // namespace
+
+void gpu_attention(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
+                   const GpuAttentionParams& p, float* out, GpuContext& ctx) {
+    launch_attention(q, kv, layer, n_tokens, nullptr, pos0, p, out, ctx);
+}
+
+void gpu_attention_at(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, const int32_t* positions,
+                      const GpuAttentionParams& p, float* out, GpuContext& ctx) {
+    // The positions live on the device; the caller has checked them against the cache on the host.
+    launch_attention(q, kv, layer, n_tokens, positions, 0, p, out, ctx);
 }
 
 }  // namespace strata::gpu

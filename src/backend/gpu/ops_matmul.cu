@@ -9,6 +9,7 @@
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/kernels/common.cuh"
 #include "backend/gpu/kernels/dequant.cuh"
+#include "backend/gpu/kernels/matmul_columns.cuh"
 
 namespace strata::gpu {
 
@@ -33,19 +34,6 @@ __global__ void get_rows_kernel(const uint8_t* w, uint64_t row_bytes, int64_t n_
     for (int i = 0; i < 8; ++i) o[i] = make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
 }
 
-// Which activation rows a block's tile covers. Dense: tile y = rows [8y, 8y + 8) of matrix
-// `matrix`. Experts: tile y = (expert, first, count) from the device plan; sorted column c is pair
-// sorted[c], reading x row pair / pairs_per_x_row and writing y row pair.
-struct Columns {
-    const int32_t* tiles = nullptr;
-    const int32_t* n_tiles = nullptr;
-    const int32_t* sorted = nullptr;
-    int64_t pairs_per_x_row = 1;
-    int64_t n_cols = 0;
-    int64_t matrix = 0;
-    bool x_by_sorted = false, y_by_sorted = false;  // MoeRows::Sorted
-};
-
 template <TensorType T>
 __global__ void matmul_kernel(const uint8_t* w, uint64_t matrix_bytes, uint64_t row_bytes, int64_t n_in, int64_t n_out,
                               const float* x, float* y, Columns cols) {
@@ -53,14 +41,7 @@ __global__ void matmul_kernel(const uint8_t* w, uint64_t matrix_bytes, uint64_t 
     const int lane = static_cast<int>(threadIdx.x) % vendor::kWarpSize;
     const int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x / vendor::kWarpSize) + threadIdx.x / vendor::kWarpSize;
     int64_t matrix, first, count;
-    if (cols.tiles) {
-        if (static_cast<int32_t>(blockIdx.y) >= *cols.n_tiles) return;
-        const int32_t* tile = cols.tiles + 3 * blockIdx.y;
-        matrix = tile[0], first = tile[1], count = tile[2];
-    } else {
-        matrix = cols.matrix, first = static_cast<int64_t>(blockIdx.y) * kCols;
-        count = min(static_cast<int64_t>(kCols), cols.n_cols - first);
-    }
+    if (!tile_of(cols, kCols, matrix, first, count)) return;
     if (o >= n_out) return;  // no barriers below: a whole warp leaves together
 
     const float* xin[kCols];
@@ -68,9 +49,8 @@ __global__ void matmul_kernel(const uint8_t* w, uint64_t matrix_bytes, uint64_t 
 #pragma unroll
     for (int j = 0; j < kCols; ++j) {
         const int64_t c = first + min(static_cast<int64_t>(j), count - 1);
-        const int64_t pair = cols.sorted ? cols.sorted[c] : c;
-        xin[j] = x + (cols.x_by_sorted ? c : cols.sorted ? pair / cols.pairs_per_x_row : c) * n_in;
-        yrow[j] = cols.y_by_sorted ? c : pair;
+        xin[j] = x + x_row_of(cols, c) * n_in;
+        yrow[j] = y_row_of(cols, c);
     }
     const uint8_t* row = w + static_cast<uint64_t>(matrix) * matrix_bytes + static_cast<uint64_t>(o) * row_bytes;
     float acc[kCols] = {};
@@ -134,6 +114,10 @@ void gpu_matmul(const DeviceWeight& w, int64_t matrix, const float* x, int64_t n
     Columns cols;
     cols.n_cols = n_tokens;
     cols.matrix = matrix;
+    if (n_tokens >= kGpuTiledMinTokens && tiled_matmul_fits(w)) {
+        launch_matmul_tiled(w, x, y, cols, (n_tokens + kGpuTiledColumns - 1) / kGpuTiledColumns, ctx);
+        return;
+    }
     launch_matmul(w, x, y, cols, (n_tokens + kGpuMatmulColumns - 1) / kGpuMatmulColumns, ctx);
 }
 
@@ -153,6 +137,12 @@ void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const f
     cols.pairs_per_x_row = pairs_per_x_row;
     cols.x_by_sorted = x_rows == MoeRows::Sorted;
     cols.y_by_sorted = y_rows == MoeRows::Sorted;
+    if (plan.tile_columns > kGpuMatmulColumns) {
+        STRATA_CHECK(plan.tile_columns <= kGpuTiledColumns && tiled_matmul_fits(w),
+                     "a MoE plan with wide tiles for a weight the tiled kernel cannot read");
+        launch_matmul_tiled(w, x, y, cols, plan.max_tiles, ctx);
+        return;
+    }
     launch_matmul(w, x, y, cols, plan.max_tiles, ctx);
 }
 

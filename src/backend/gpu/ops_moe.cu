@@ -62,8 +62,8 @@ __global__ void route_kernel(const float* logits, int64_t n_tokens, int n_expert
 
 // One block: count pairs per expert, cut each expert's pairs into tiles, scatter pair indices
 // into expert order. Order within an expert does not matter (each pair has its own output row).
-__global__ void plan_kernel(const int32_t* ids, int64_t n_pairs, int n_expert, int32_t* sorted, int32_t* tiles,
-                            int32_t* n_tiles) {
+__global__ void plan_kernel(const int32_t* ids, int64_t n_pairs, int n_expert, int tile_columns, int32_t* sorted,
+                            int32_t* tiles, int32_t* n_tiles) {
     extern __shared__ int32_t shared[];
     int32_t* count = shared;
     int32_t* cursor = shared + n_expert;
@@ -75,10 +75,10 @@ __global__ void plan_kernel(const int32_t* ids, int64_t n_pairs, int n_expert, i
         int32_t offset = 0, nt = 0;
         for (int e = 0; e < n_expert; ++e) {
             cursor[e] = offset;
-            for (int32_t s = 0; s < count[e]; s += kGpuMatmulColumns) {
+            for (int32_t s = 0; s < count[e]; s += tile_columns) {
                 tiles[3 * nt] = e;
                 tiles[3 * nt + 1] = offset + s;
-                tiles[3 * nt + 2] = min(kGpuMatmulColumns, count[e] - s);
+                tiles[3 * nt + 2] = min(tile_columns, count[e] - s);
                 ++nt;
             }
             offset += count[e];
@@ -113,18 +113,21 @@ void gpu_moe_route_softmax_topk(const float* logits, int64_t n_tokens, int64_t n
     STRATA_GPU_LAUNCHED();
 }
 
-MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int scratch_slot, GpuContext& ctx) {
+MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int scratch_slot, GpuContext& ctx,
+                     int tile_columns) {
     STRATA_CHECK(n_expert <= kMaxExperts && n_pairs < INT_MAX, "gpu_moe_plan: too many experts or pairs");
+    STRATA_CHECK(tile_columns == kGpuMatmulColumns || tile_columns == kGpuTiledColumns, "gpu_moe_plan: tile width");
     MoePlan plan;
+    plan.tile_columns = tile_columns;
     plan.n_pairs = n_pairs;
-    // Σ_e ceil(c_e / 8) ≤ n_pairs / 8 + (experts with a pair), and never more than n_pairs.
-    plan.max_tiles = std::min(n_pairs, n_pairs / kGpuMatmulColumns + n_expert);
+    // Σ_e ceil(c_e / w) ≤ n_pairs / w + (experts with a pair), and never more than n_pairs.
+    plan.max_tiles = std::min(n_pairs, n_pairs / tile_columns + n_expert);
     plan.sorted = static_cast<int32_t*>(ctx.scratch(scratch_slot, std::max<int64_t>(1, n_pairs) * sizeof(int32_t)));
     plan.tiles = static_cast<int32_t*>(ctx.scratch(scratch_slot + 1, std::max<int64_t>(1, plan.max_tiles) * 3 * sizeof(int32_t)));
     plan.n_tiles = static_cast<int32_t*>(ctx.scratch(scratch_slot + 2, sizeof(int32_t)));
     if (n_pairs == 0) return plan;
     plan_kernel<<<1, kPlanBlock, 2 * n_expert * sizeof(int32_t), stream_of(ctx)>>>(
-        ids, n_pairs, static_cast<int>(n_expert), plan.sorted, plan.tiles, plan.n_tiles);
+        ids, n_pairs, static_cast<int>(n_expert), tile_columns, plan.sorted, plan.tiles, plan.n_tiles);
     STRATA_GPU_LAUNCHED();
     return plan;
 }

@@ -14,6 +14,8 @@ namespace strata::gpu::vendor {
 using Error = cudaError_t;
 using Stream = cudaStream_t;
 using Event = cudaEvent_t;
+using Graph = cudaGraph_t;
+using GraphExec = cudaGraphExec_t;
 inline constexpr const char* kRuntimeName = "CUDA";
 
 inline bool ok(Error e) { return e == cudaSuccess; }
@@ -58,6 +60,22 @@ inline Error copy_d2d_async(void* dst, const void* src, size_t bytes, Stream s) 
     return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s);
 }
 inline Error memset_async(void* dst, int value, size_t bytes, Stream s) { return cudaMemsetAsync(dst, value, bytes, s); }
+// Several host → device copies in one call (one driver entry instead of one per copy); the
+// copies may run in any order among themselves, in stream order as a whole.
+inline Error copy_h2d_batch_async(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, Stream s) {
+#if CUDART_VERSION >= 12080
+    cudaMemcpyAttributes attr{};
+    attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    size_t first = 0;
+    return cudaMemcpyBatchAsync(dsts, srcs, sizes, count, &attr, &first, 1, s);
+#else
+    for (size_t i = 0; i < count; ++i) {
+        const Error e = cudaMemcpyAsync(dsts[i], srcs[i], sizes[i], cudaMemcpyHostToDevice, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+#endif
+}
 
 inline Error stream_create(Stream* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); }
 inline Error stream_destroy(Stream s) { return cudaStreamDestroy(s); }
@@ -71,6 +89,15 @@ inline Error event_elapsed_ms(float* ms, Event start, Event end) { return cudaEv
 inline Error event_query(Event e) { return cudaEventQuery(e); }
 inline bool event_pending(Error e) { return e == cudaErrorNotReady; }
 inline Error stream_wait_event(Stream s, Event e) { return cudaStreamWaitEvent(s, e, 0); }
+
+// Stream capture into a graph, replayed as one launch. Relaxed mode: calls of other threads (and
+// allocations) do not invalidate the capture; the caller keeps its own stream free of them.
+inline Error stream_begin_capture(Stream s) { return cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed); }
+inline Error stream_end_capture(Stream s, Graph* g) { return cudaStreamEndCapture(s, g); }
+inline Error graph_instantiate(GraphExec* exec, Graph g) { return cudaGraphInstantiateWithFlags(exec, g, 0); }
+inline Error graph_launch(GraphExec exec, Stream s) { return cudaGraphLaunch(exec, s); }
+inline Error graph_destroy(Graph g) { return cudaGraphDestroy(g); }
+inline Error graph_exec_destroy(GraphExec exec) { return cudaGraphExecDestroy(exec); }
 
 // Page-locks existing host memory (a read-only file mapping too) so async copies from it run at
 // full link speed without a staging copy.

@@ -18,6 +18,8 @@ namespace strata::gpu::vendor {
 using Error = hipError_t;
 using Stream = hipStream_t;
 using Event = hipEvent_t;
+using Graph = hipGraph_t;
+using GraphExec = hipGraphExec_t;
 inline constexpr const char* kRuntimeName = "HIP";
 
 inline bool ok(Error e) { return e == hipSuccess; }
@@ -63,6 +65,14 @@ inline Error copy_d2d_async(void* dst, const void* src, size_t bytes, Stream s) 
     return hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, s);
 }
 inline Error memset_async(void* dst, int value, size_t bytes, Stream s) { return hipMemsetAsync(dst, value, bytes, s); }
+// Several host → device copies (HIP has no batch entry point: one call each).
+inline Error copy_h2d_batch_async(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, Stream s) {
+    for (size_t i = 0; i < count; ++i) {
+        const Error e = hipMemcpyAsync(dsts[i], srcs[i], sizes[i], hipMemcpyHostToDevice, s);
+        if (e != hipSuccess) return e;
+    }
+    return hipSuccess;
+}
 
 inline Error stream_create(Stream* s) { return hipStreamCreateWithFlags(s, hipStreamNonBlocking); }
 inline Error stream_destroy(Stream s) { return hipStreamDestroy(s); }
@@ -76,6 +86,14 @@ inline Error event_elapsed_ms(float* ms, Event start, Event end) { return hipEve
 inline Error event_query(Event e) { return hipEventQuery(e); }
 inline bool event_pending(Error e) { return e == hipErrorNotReady; }
 inline Error stream_wait_event(Stream s, Event e) { return hipStreamWaitEvent(s, e, 0); }
+
+// Stream capture into a graph, replayed as one launch (hipGraph* mirrors cudaGraph*).
+inline Error stream_begin_capture(Stream s) { return hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed); }
+inline Error stream_end_capture(Stream s, Graph* g) { return hipStreamEndCapture(s, g); }
+inline Error graph_instantiate(GraphExec* exec, Graph g) { return hipGraphInstantiateWithFlags(exec, g, 0); }
+inline Error graph_launch(GraphExec exec, Stream s) { return hipGraphLaunch(exec, s); }
+inline Error graph_destroy(Graph g) { return hipGraphDestroy(g); }
+inline Error graph_exec_destroy(GraphExec exec) { return hipGraphExecDestroy(exec); }
 
 // Page-locks existing host memory so async copies from it run at full link speed. HIP has no
 // read-only flag: a read-only file mapping may be refused, and the caller then stages copies.

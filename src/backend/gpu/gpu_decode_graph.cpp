@@ -1,0 +1,75 @@
+// DecodeGraph (backend/gpu/gpu_decode_graph.h).
+#include "backend/gpu/gpu_decode_graph.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace strata::gpu {
+
+DecodeGraph::DecodeGraph(GpuContext& ctx, int64_t n_vocab) : ctx_(ctx), n_vocab_(n_vocab) {
+    if (const char* v = std::getenv("STRATA_GPU_GRAPHS"); v != nullptr && std::strcmp(v, "0") == 0) enabled_ = false;
+}
+
+void DecodeGraph::disable(const std::string& why) {
+    enabled_ = false;
+    graph_.reset();
+    std::fprintf(stderr, "strata: decode step as a GPU graph failed (%s); decoding with eager launches\n", why.c_str());
+}
+
+void DecodeGraph::queue_step(const Enqueue& enqueue) {
+    ctx_.upload(io_.data(), host_io_.data(), 2 * sizeof(int32_t));
+    const float* logits = enqueue(io_.as<int32_t>());
+    ctx_.download(host_logits_.data(), logits, static_cast<uint64_t>(n_vocab_) * sizeof(float));
+}
+
+bool DecodeGraph::run(int32_t token, int32_t position, const std::vector<const void*>& addresses, const Enqueue& enqueue,
+                      float* logits) {
+    if (!enabled_) return false;
+    if (!io_) {  // first use: the fixed buffers every captured step copies through
+        std::string error;
+        io_ = ctx_.pool().allocate(2 * sizeof(int32_t), &error);
+        if (!io_ || !host_io_.allocate(2 * sizeof(int32_t), &error) ||
+            !host_logits_.allocate(static_cast<uint64_t>(n_vocab_) * sizeof(float), &error)) {
+            disable(error.empty() ? "no memory for its buffers" : error);
+            return false;
+        }
+    }
+    host_io_.as<int32_t>()[0] = token;
+    host_io_.as<int32_t>()[1] = position;
+    const Key key{ctx_.scratch_generation(), addresses};
+
+    if (!(graph_.ready() && key == captured_)) {
+        if (!(have_warm_ && key == warm_)) {
+            // New addresses: run eagerly so the scratch buffers settle, capture next time.
+            graph_.reset();
+            queue_step(enqueue);
+            warm_ = Key{ctx_.scratch_generation(), addresses};
+            have_warm_ = true;
+            ctx_.synchronize();
+            std::memcpy(logits, host_logits_.data(), static_cast<size_t>(n_vocab_) * sizeof(float));
+            return true;
+        }
+        std::string why;
+        if (!graph_.begin_capture(ctx_.stream(), &why)) {
+            disable(why);
+            return false;
+        }
+        queue_step(enqueue);
+        if (!graph_.end_capture(ctx_.stream(), &why)) {
+            disable(why);
+            return false;
+        }
+        if (ctx_.scratch_generation() != key.scratch_generation) {  // a buffer moved while capturing
+            disable("a scratch buffer was reallocated during capture");
+            return false;
+        }
+        captured_ = key;
+    }
+    graph_.launch(ctx_.stream());
+    ctx_.synchronize();
+    std::memcpy(logits, host_logits_.data(), static_cast<size_t>(n_vocab_) * sizeof(float));
+    return true;
+}
+
+}  // namespace strata::gpu
