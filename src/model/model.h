@@ -8,9 +8,14 @@
 //   model->forward(batch, kv, logits, LogitsFor::All, ctx);   // n_tokens × n_vocab floats
 //   RecurrentState rs = model->make_recurrent_state();          // hybrid models' other per-sequence state
 //   model->forward_with_state(batch, kv, rs, logits, LogitsFor::Last, ctx);
+//   SequenceStep steps[] = {{a_tokens, 1, a_pos, &kv_a, &rs_a, a_logits}, {b_tokens, 16, b_pos, &kv_b, &rs_b, b_logits}};
+//   model->forward_multi(steps, ctx);                            // several sequences, one pass
 
 #include <memory>
+#include <numeric>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "backend/cpu/cpu_context.h"
 #include "core/status.h"
@@ -23,6 +28,19 @@
 namespace strata {
 
 enum class LogitsFor { All, Last };
+
+// One sequence's part of a multi-sequence forward pass (Model::forward_multi): its tokens at
+// positions pos0 .. pos0 + n_tokens - 1, its own cache (holding every earlier position) and
+// recurrent state, and where its logits go.
+struct SequenceStep {
+    const int32_t* tokens = nullptr;
+    int64_t n_tokens = 0;
+    int64_t pos0 = 0;
+    KvCache* kv = nullptr;
+    RecurrentState* state = nullptr;  // required by hybrid models; attention-only ones ignore it
+    float* logits = nullptr;          // n_tokens rows of n_vocab, or one row for LogitsFor::Last (required)
+    LogitsFor which = LogitsFor::Last;
+};
 
 class Model {
 public:
@@ -54,6 +72,24 @@ public:
         (void)state;
         forward(batch, kv, logits, which, ctx);
     }
+
+    // Several sequences in one forward pass: each step's logits equal those forward_with_state
+    // gives for it alone. Architectures that fuse (fuses_sequences()) concatenate the steps'
+    // tokens, so every weight matrix is read once for all of them and only attention and the
+    // recurrent layers run per sequence; the default runs the steps one after the other, which
+    // is what a backend or architecture without a fused pass (the GPU model) gets.
+    virtual void forward_multi(std::span<const SequenceStep> steps, CpuContext& ctx) {
+        std::vector<int32_t> positions;
+        for (const SequenceStep& s : steps) {
+            positions.resize(static_cast<size_t>(s.n_tokens));
+            std::iota(positions.begin(), positions.end(), static_cast<int32_t>(s.pos0));
+            const Batch batch{s.tokens, positions.data(), s.n_tokens, s.pos0};
+            if (s.state) forward_with_state(batch, *s.kv, *s.state, s.logits, s.which, ctx);
+            else forward(batch, *s.kv, s.logits, s.which, ctx);
+        }
+    }
+    // Whether forward_multi reads the weights once for all its steps (for reports and metrics).
+    virtual bool fuses_sequences() const { return false; }
 
 protected:
     ModelConfig config_;

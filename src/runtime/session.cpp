@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <numeric>
+#include <vector>
+
+#include "core/check.h"
 
 namespace strata {
 
@@ -16,8 +19,7 @@ Session::Session(Model& model, const SessionOptions& options, ThreadPool& pool)
     std::iota(positions_.begin(), positions_.end(), 0);
 }
 
-Status Session::append(std::span<const int32_t> tokens) {
-    if (tokens.empty()) return Status::ok();
+Status Session::check_append(std::span<const int32_t> tokens) const {
     const int64_t n = static_cast<int64_t>(tokens.size());
     if (n_past() + n > options_.n_ctx) {
         return Status::error("context full: {} tokens already in the context plus {} new ones is {} more than "
@@ -28,6 +30,13 @@ Status Session::append(std::span<const int32_t> tokens) {
     for (int32_t t : tokens) {
         if (t < 0 || t >= n_vocab) return Status::error("token id {} is outside the vocabulary of {} tokens", t, n_vocab);
     }
+    return Status::ok();
+}
+
+Status Session::append(std::span<const int32_t> tokens) {
+    if (tokens.empty()) return Status::ok();
+    STRATA_TRY(check_append(tokens));
+    const int64_t n = static_cast<int64_t>(tokens.size());
     const int64_t batch_size = std::max<int64_t>(1, options_.n_batch);
     for (int64_t done = 0; done < n; done += batch_size) {
         const int64_t m = std::min(batch_size, n - done);
@@ -36,6 +45,31 @@ Status Session::append(std::span<const int32_t> tokens) {
         model_.forward_with_state(batch, kv_, recurrent_, logits_.data(), LogitsFor::Last, ctx_);
         tokens_.insert(tokens_.end(), tokens.begin() + done, tokens.begin() + done + m);
     }
+    return Status::ok();
+}
+
+Status Session::append_batched(std::span<const SessionChunk> chunks, CpuContext& ctx) {
+    if (chunks.empty()) return Status::ok();
+    std::vector<SequenceStep> steps;
+    steps.reserve(chunks.size());
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        const SessionChunk& c = chunks[i];
+        STRATA_CHECK(c.session != nullptr, "a batched chunk needs its session");
+        if (&c.session->model_ != &chunks[0].session->model_) {
+            return Status::error("batched chunk {}: its session runs another model than chunk 0's", i);
+        }
+        for (size_t j = 0; j < i; ++j) {
+            if (chunks[j].session == c.session) return Status::error("batched chunks {} and {} are for the same session", j, i);
+        }
+        if (Status s = c.session->check_append(c.tokens); !s) return Status::error("batched chunk {}: {}", i, s.message());
+        if (c.tokens.empty()) continue;
+        Session& s = *c.session;
+        steps.push_back(SequenceStep{c.tokens.data(), static_cast<int64_t>(c.tokens.size()), s.n_past(), &s.kv_,
+                                     &s.recurrent_, s.logits_.data(), LogitsFor::Last});
+    }
+    if (steps.empty()) return Status::ok();
+    chunks[0].session->model_.forward_multi(steps, ctx);
+    for (const SessionChunk& c : chunks) c.session->tokens_.insert(c.session->tokens_.end(), c.tokens.begin(), c.tokens.end());
     return Status::ok();
 }
 

@@ -7,6 +7,11 @@
 //   STRATA_TRY(s.append(prompt_ids));                 // prefill
 //   int32_t next = sampler.sample(s.logits(), s.n_vocab());
 //   STRATA_TRY(s.append({next}));                     // decode
+//
+// Several sessions on the same model can also advance together, in one forward pass that reads
+// the weights once for all of them (continuous batching; same logits as one at a time):
+//   SessionChunk chunks[] = {{&a, a_next}, {&b, b_prompt_part}};
+//   STRATA_TRY(Session::append_batched(chunks, ctx));
 
 #include <cstdint>
 #include <span>
@@ -18,6 +23,14 @@
 #include "model/model.h"
 
 namespace strata {
+
+class Session;
+
+// Tokens to append to one session in Session::append_batched.
+struct SessionChunk {
+    Session* session = nullptr;
+    std::span<const int32_t> tokens;
+};
 
 struct SessionOptions {
     int64_t n_ctx = 4096;    // positions the KV cache holds (prompt + generated)
@@ -31,6 +44,13 @@ public:
     // Runs `tokens` after the ones already seen. Fails, changing nothing, when they would not fit
     // in the context or contain ids outside the vocabulary.
     Status append(std::span<const int32_t> tokens);
+    // What append() checks, without running anything: the error it would return, or ok.
+    Status check_append(std::span<const int32_t> tokens) const;
+    // Appends every chunk to its session in ONE forward pass (Model::forward_multi), whatever
+    // n_batch says: the caller sizes the chunks. The sessions must be distinct and share one
+    // model; `ctx` is the pass's scratch. Fails, changing nothing, when any chunk would fail
+    // append() (the message names which).
+    static Status append_batched(std::span<const SessionChunk> chunks, CpuContext& ctx);
     // Forgets everything after the first n tokens (for reusing a shared prompt prefix). Models
     // with recurrent layers cannot rewind their state to an earlier position, so for them any
     // n < n_past() starts over from nothing; reusable_prefix() says how much would survive.
@@ -42,6 +62,9 @@ public:
     int64_t n_vocab() const { return model_.config().n_vocab; }
     int64_t n_past() const { return static_cast<int64_t>(tokens_.size()); }
     int64_t n_ctx() const { return options_.n_ctx; }
+    // Whether the model keeps a recurrent state for this session (hybrid models): such a state
+    // changes in place during a forward pass, so a pass that failed half-way cannot be re-run.
+    bool has_recurrent_state() const { return !recurrent_.empty(); }
     const std::vector<int32_t>& tokens() const { return tokens_; }
 
 private:

@@ -24,6 +24,27 @@ namespace {
 void metric(std::string& out, const char* name, const char* type, const char* help) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
+
+// Continuous batching: each engine step is one forward pass over the decode tokens of every
+// generating slot and the prompt chunks of prefilling ones.
+void render_batching(std::string& out, const SchedulerStats& s) {
+    metric(out, "strata_engine_steps_total", "counter", "Engine steps (forward passes over all active slots).");
+    out += fmt::format("strata_engine_steps_total {}\n", s.steps);
+    metric(out, "strata_engine_fused_steps_total", "counter",
+           "Steps that advanced two or more sequences in one pass, reading the weights once.");
+    out += fmt::format("strata_engine_fused_steps_total {}\n", s.fused_steps);
+    metric(out, "strata_engine_step_tokens_total", "counter", "Tokens computed by engine steps (decoded and prompt).");
+    out += fmt::format("strata_engine_step_tokens_total {}\n", s.step_tokens);
+    metric(out, "strata_batch_sequences_last", "gauge", "Sequences in the latest engine step.");
+    out += fmt::format("strata_batch_sequences_last {}\n", s.last_step_sequences);
+    metric(out, "strata_batch_sequences", "histogram", "Sequences per engine step.");
+    for (size_t i = 0; i < kBatchSequenceBuckets.size(); ++i) {
+        out += fmt::format("strata_batch_sequences_bucket{{le=\"{}\"}} {}\n", kBatchSequenceBuckets[i], s.steps_le[i]);
+    }
+    out += fmt::format("strata_batch_sequences_bucket{{le=\"+Inf\"}} {}\n", s.steps);
+    out += fmt::format("strata_batch_sequences_sum {}\n", s.step_sequences);
+    out += fmt::format("strata_batch_sequences_count {}\n", s.steps);
+}
 }  // namespace
 
 std::string Metrics::render(const SchedulerStats& s) const {
@@ -69,6 +90,7 @@ std::string Metrics::render(const SchedulerStats& s) const {
     out += fmt::format("strata_kv_cache_capacity_tokens {}\n", s.kv_capacity_tokens);
     metric(out, "strata_kv_cache_bytes", "gauge", "Memory of the KV caches.");
     out += fmt::format("strata_kv_cache_bytes {}\n", s.kv_bytes);
+    render_batching(out, s);
     return out;
 }
 

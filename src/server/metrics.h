@@ -7,6 +7,7 @@
 //   metrics.record_task(result);
 //   std::string page = metrics.render(scheduler.stats());
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -15,6 +16,9 @@
 
 namespace strata::server {
 
+// Upper bounds of the batch-size histogram (sequences per engine step); the last bucket is +Inf.
+inline constexpr std::array<int64_t, 7> kBatchSequenceBuckets = {1, 2, 4, 8, 16, 32, 64};
+
 struct SchedulerStats {
     int64_t queued = 0;
     int64_t active = 0;
@@ -22,6 +26,13 @@ struct SchedulerStats {
     int64_t kv_used_tokens = 0;      // positions held by all slots' sessions
     int64_t kv_capacity_tokens = 0;  // slots × context size
     uint64_t kv_bytes = 0;
+    // Engine steps (forward passes) and how many sequences each advanced (continuous batching).
+    uint64_t steps = 0;
+    uint64_t fused_steps = 0;        // steps of two or more sequences that read the weights once
+    uint64_t step_sequences = 0;     // sequences over all steps
+    uint64_t step_tokens = 0;        // tokens over all steps (decoded and prompt)
+    int64_t last_step_sequences = 0;
+    std::array<uint64_t, kBatchSequenceBuckets.size()> steps_le{};  // steps with <= bucket sequences
 };
 
 // How one task ended, as the metrics count it.

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "runtime/text_stream.h"
+#include "server/scheduler_slot.h"
 
 namespace strata::server {
 
@@ -48,24 +48,8 @@ void TaskHandle::push(TaskEvent ev) {
     cv_.notify_all();
 }
 
-// ---- slots -----------------------------------------------------------------------------------
-
-struct Scheduler::Slot {
-    Slot(Model& model, const SessionOptions& o, ThreadPool& pool) : session(model, o, pool) {}
-
-    Session session;
-    std::shared_ptr<TaskHandle> task;  // null: free. Only the engine thread changes it.
-    std::optional<Sampler> sampler;
-    std::optional<StopStringStreamer> streamer;
-    size_t prompt_done = 0;            // prompt tokens already in the session
-    TaskResult result;
-    Clock::time_point started, decode_started;
-    uint64_t last_used = 0;            // for picking the least recently used slot on a tie
-    std::atomic<int64_t> kv_used{0};   // session.n_past(), readable by stats()
-};
-
 Scheduler::Scheduler(Model& model, const Tokenizer& tokenizer, ThreadPool& pool, SchedulerOptions options, Metrics* metrics)
-    : model_(model), tokenizer_(tokenizer), pool_(pool), options_(options), metrics_(metrics) {
+    : model_(model), tokenizer_(tokenizer), pool_(pool), options_(options), metrics_(metrics), step_ctx_(pool) {
     STRATA_CHECK(options_.n_slots >= 1, "a scheduler needs at least one slot");
     for (int i = 0; i < options_.n_slots; ++i) {
         slots_.push_back(std::make_unique<Slot>(model_, SessionOptions{.n_ctx = options_.n_ctx, .n_batch = options_.n_batch}, pool_));
@@ -126,6 +110,12 @@ SchedulerStats Scheduler::stats() const {
     const ModelConfig& c = model_.config();
     s.kv_bytes = uint64_t{c.n_layer} * uint64_t(options_.n_ctx) * (c.kv_dim_k() + c.kv_dim_v()) * sizeof(float) *
                  uint64_t(options_.n_slots);
+    s.steps = step_stats_.steps;
+    s.fused_steps = step_stats_.fused_steps;
+    s.step_sequences = step_stats_.step_sequences;
+    s.step_tokens = step_stats_.step_tokens;
+    s.last_step_sequences = step_stats_.last_step_sequences;
+    s.steps_le = step_stats_.steps_le;
     return s;
 }
 
@@ -143,11 +133,23 @@ void Scheduler::engine_loop() {
             continue;
         }
         lock.unlock();
-        // Round robin: every busy slot advances one step, so requests progress side by side.
-        for (auto& slot : slots_) {
-            if (slot->task) step(*slot);
-        }
+        // Every busy slot advances together: one forward pass for all of them.
+        const StepRecord record = run_step();
         lock.lock();
+        record_step_locked(record);
+    }
+}
+
+void Scheduler::record_step_locked(const StepRecord& r) {
+    if (r.sequences == 0) return;  // every slot finished before the pass: nothing ran
+    SchedulerStats& s = step_stats_;
+    ++s.steps;
+    if (r.sequences > 1 && model_.fuses_sequences()) ++s.fused_steps;
+    s.step_sequences += static_cast<uint64_t>(r.sequences);
+    s.step_tokens += static_cast<uint64_t>(r.tokens);
+    s.last_step_sequences = r.sequences;
+    for (size_t i = 0; i < kBatchSequenceBuckets.size(); ++i) {
+        if (r.sequences <= kBatchSequenceBuckets[i]) ++s.steps_le[i];
     }
 }
 
@@ -204,53 +206,6 @@ void Scheduler::admit_locked(std::unique_lock<std::mutex>& lock) {
         slot.result.queue_seconds = seconds_between(slot.task->submitted_, slot.started);
         slot.sampler.emplace(spec.sampling);
         slot.streamer.emplace(spec.stop);
-    }
-}
-
-void Scheduler::step(Slot& slot) {
-    TaskHandle& task = *slot.task;
-    const TaskSpec& spec = task.spec_;
-    if (task.cancelled()) return finish(slot, TaskOutcome::Cancelled, "cancelled");
-    const auto now = Clock::now();
-    if (now > spec.deadline) {
-        return finish(slot, TaskOutcome::TimedOut,
-                      fmt::format("timed out after {:.1f} s (the server's --timeout); {} tokens were generated",
-                                  seconds_between(task.submitted_, now), slot.result.generated_tokens));
-    }
-    Session& session = slot.session;
-    try {
-        if (slot.prompt_done < spec.prompt.size()) {
-            const size_t n = std::min(spec.prompt.size() - slot.prompt_done, static_cast<size_t>(std::max<int64_t>(1, options_.n_batch)));
-            Status s = session.append(std::span(spec.prompt).subspan(slot.prompt_done, n));
-            slot.kv_used.store(session.n_past(), std::memory_order_relaxed);
-            if (!s) return finish(slot, TaskOutcome::Failed, s.message());
-            slot.prompt_done += n;
-            if (slot.prompt_done == spec.prompt.size()) {
-                slot.decode_started = Clock::now();
-                slot.result.prompt_seconds = seconds_between(slot.started, slot.decode_started);
-                for (int32_t t : spec.prompt) slot.sampler->accept(t);  // the penalties see the prompt
-            }
-            return;
-        }
-        const int32_t next = options_.forced_next_token ? options_.forced_next_token(spec.prompt, slot.result.generated_tokens)
-                                                        : slot.sampler->sample(session.logits(), session.n_vocab());
-        slot.sampler->accept(next);
-        ++slot.result.generated_tokens;
-        if (!spec.ignore_eos && (next == tokenizer_.eos_id() || next == tokenizer_.eot_id())) return finish(slot, TaskOutcome::Stop);
-        std::string ready = slot.streamer->push(tokenizer_.token_to_piece(next, spec.render_special));
-        if (!ready.empty()) task.push(TaskEvent{TaskEvent::Kind::Text, std::move(ready), {}});
-        if (slot.streamer->stopped()) return finish(slot, TaskOutcome::Stop);
-        // The last token is not run through the model: nothing would use its logits.
-        if (slot.result.generated_tokens >= spec.max_tokens || session.n_past() >= session.n_ctx()) {
-            return finish(slot, TaskOutcome::Length);
-        }
-        const int32_t one[1] = {next};
-        Status s = session.append(one);
-        slot.kv_used.store(session.n_past(), std::memory_order_relaxed);
-        if (!s) return finish(slot, TaskOutcome::Failed, s.message());
-    } catch (const std::exception& e) {
-        // An engine failure (out of memory, ...) fails this request only; the slot starts clean.
-        finish(slot, TaskOutcome::Failed, fmt::format("the engine failed: {}", e.what()));
     }
 }
 

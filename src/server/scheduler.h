@@ -1,10 +1,13 @@
 #pragma once
 // Runs generation requests on one model: N slots, each a Session (its own KV cache) on the shared
 // model, fed from a bounded FIFO queue. One engine thread owns the model (its forward pass is not
-// reentrant) and advances every busy slot by one step in turn: a prompt chunk of up to n_batch
-// tokens, or one decoded token. Concurrent requests therefore stream side by side, and a long
-// prompt cannot stall the others for more than a chunk. (Fusing the slots' decode steps into one
-// batched forward pass, continuous batching, is the next step and fits this loop.)
+// reentrant) and runs continuous batching: each engine step, every generating slot samples its
+// next token, and those tokens, with prompt chunks of prefilling slots (up to n_batch tokens in
+// all), go through ONE forward pass (Session::append_batched → Model::forward_multi), so the
+// weights are read once per step for every slot instead of once per slot. A slot joins the batch
+// the step after it is admitted and leaves it when it finishes; concurrent requests stream side
+// by side, and a long prompt cannot stall the others for more than a chunk. Each sequence's
+// logits are those it would get alone, so batching never changes a request's tokens.
 //
 // A new request takes the free slot whose tokens share the longest prefix with its prompt and
 // keeps that part of the KV cache (Session::truncate), so a conversation that grows by a turn
@@ -122,7 +125,15 @@ private:
     void engine_loop();
     void admit_locked(std::unique_lock<std::mutex>& lock);
     void sweep_queue_locked();
-    void step(Slot& slot);
+    // One engine step over every busy slot (scheduler_step.cpp); returns what ran.
+    struct StepRecord {
+        int64_t sequences = 0, tokens = 0;
+    };
+    StepRecord run_step();
+    void run_chunks();               // this step's forward pass: one status per chunk in chunk_status_
+    bool still_running(Slot& slot);  // false: cancelled or timed out, and finished
+    bool sample_next(Slot& slot);    // a generating slot's next token; false: it finished
+    void record_step_locked(const StepRecord& r);
     void finish(Slot& slot, TaskOutcome outcome, std::string error = {});
     void finish_unstarted(TaskHandle& task, TaskOutcome outcome, std::string error);
 
@@ -132,6 +143,11 @@ private:
     SchedulerOptions options_;
     Metrics* metrics_;
     std::vector<std::unique_ptr<Slot>> slots_;
+    CpuContext step_ctx_;                  // scratch of the batched forward pass (engine thread)
+    std::vector<SessionChunk> chunks_;     // this step's work, reused between steps
+    std::vector<Slot*> stepped_;           // the slot of each chunk
+    std::vector<Status> chunk_status_;     // how each chunk's forward pass went
+    size_t prefill_cursor_ = 0;            // the prefilling slot served first, rotating for fairness
 
     mutable std::mutex mutex_;
     std::condition_variable work_cv_;   // the engine waits for tasks
@@ -141,6 +157,7 @@ private:
     uint64_t lru_clock_ = 0;
     bool draining_ = false;
     bool stopping_ = false;
+    SchedulerStats step_stats_;  // only the engine-step fields, under mutex_
     std::thread engine_;
 };
 

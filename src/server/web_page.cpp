@@ -69,7 +69,8 @@ async function loadModel() {
 const shown = {strata_slots_busy: "busy slots", strata_queue_depth: "queued", strata_generated_tokens_total: "tokens out",
   strata_prompt_tokens_total: "tokens in", strata_prompt_tokens_cached_total: "cached in",
   strata_generation_tokens_per_second: "gen tok/s", strata_prompt_tokens_per_second: "prompt tok/s",
-  strata_kv_cache_used_tokens: "KV used", strata_kv_cache_capacity_tokens: "KV size"};
+  strata_kv_cache_used_tokens: "KV used", strata_kv_cache_capacity_tokens: "KV size",
+  strata_batch_sequences_last: "batch size"};
 async function loadMetrics() {
   try {
     const r = await fetch("/metrics", {headers: headers()});

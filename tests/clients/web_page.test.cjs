@@ -1,5 +1,6 @@
 // The chat page at / in headless Chromium (Debian's, driven by playwright-core; Playwright never
-// downloads a browser here): type a message, send it, and see the streamed reply arrive.
+// downloads a browser here): type a message, send it, and see the streamed reply arrive; stop a
+// long reply with the Stop button and see the server cancel it.
 // The screenshot goes to $CLIENTS_ARTIFACTS (default: the system temp dir).
 "use strict";
 const test = require("node:test");
@@ -15,7 +16,8 @@ const artifacts = process.env.CLIENTS_ARTIFACTS || os.tmpdir();
 let server, context, profile;
 
 test.before(async () => {
-  server = await startServer({ apiKey });
+  // A context room enough for the long reply the Stop test interrupts.
+  server = await startServer({ apiKey, ctxSize: 4096 });
   profile = fs.mkdtempSync(path.join(os.tmpdir(), "strata-chromium-"));
   // The background-networking flags matter: on a closed network Chromium otherwise keeps
   // trying Google's hosts. A fresh profile (--user-data-dir, which Playwright takes as the
@@ -67,4 +69,64 @@ test("the page streams a reply to a typed message", async () => {
     .some((r) => r.cells[0].textContent === "tokens out" && Number(r.cells[1].textContent) > 0), null, { timeout: 5000 });
   fs.mkdirSync(artifacts, { recursive: true });
   await page.screenshot({ path: path.join(artifacts, "web-page.png") });
+});
+
+// Reads one unlabelled Prometheus sample from /metrics (0 when absent).
+async function metric(name) {
+  const r = await fetch(server.baseURL + "/metrics", { headers: { Authorization: "Bearer " + apiKey } });
+  const line = (await r.text()).split("\n").find((l) => l.startsWith(name + " "));
+  return line ? Number(line.split(" ")[1]) : 0;
+}
+
+test("the Stop button ends a streaming reply and the server cancels it", async () => {
+  const page = await context.newPage();
+  await page.addInitScript((key) => localStorage.setItem("strata-key", key), apiKey);
+  // The built-in model ends its replies after a few dozen tokens; ignore_eos (a server extension)
+  // keeps this one going for thousands, so it is still streaming when Stop is pressed.
+  await page.route("**/v1/chat/completions", (route) => {
+    const body = JSON.parse(route.request().postData());
+    route.continue({ postData: JSON.stringify({ ...body, ignore_eos: true }) });
+  });
+  await page.goto(server.baseURL + "/");
+  await page.locator("#model").filter({ hasText: "strata-kjv-moe" }).waitFor({ timeout: 10000 });
+  const cancelledBefore = await metric('strata_requests_finished_total{outcome="cancelled"}');
+  await page.fill("#temp", "0");
+  await page.fill("#maxtok", "4000");
+  await page.fill("#input", "Recite the book of Genesis.");
+  await page.click("#send");
+
+  // Stop once some of the reply has streamed in.
+  await page.waitForFunction(() => document.querySelector(".msg.assistant span")?.textContent.length > 40, null,
+    { timeout: 30000 });
+  await page.click("#stop", { timeout: 5000 });
+  await page.locator("#send:not([disabled])").waitFor({ timeout: 5000 });
+  assert.ok(await page.locator("#stop").isDisabled(), "Stop stays enabled after stopping");
+  assert.equal(await page.locator(".msg.error").count(), 0, "stopping showed an error");
+
+  // The reply stops growing, well short of its 4000 tokens.
+  const reply = page.locator(".msg.assistant span");
+  const length = (await reply.textContent()).length;
+  await page.waitForTimeout(500);
+  assert.equal((await reply.textContent()).length, length, "the reply kept growing after Stop");
+
+  // The server saw the client go away: the request ends as cancelled and the slot is free.
+  let cancelled = cancelledBefore;
+  for (let i = 0; i < 50 && cancelled === cancelledBefore; i++) {
+    await new Promise((res) => setTimeout(res, 100));
+    cancelled = await metric('strata_requests_finished_total{outcome="cancelled"}');
+  }
+  assert.equal(cancelled, cancelledBefore + 1, "the server did not cancel the stopped request");
+  assert.equal(await metric("strata_slots_busy"), 0);
+  assert.ok(await metric("strata_generated_tokens_total") < 4000, "the stopped request generated every token");
+
+  // The page is usable again: a new message gets a reply.
+  await page.unroute("**/v1/chat/completions");
+  await page.fill("#maxtok", "20");
+  await page.fill("#input", "And then?");
+  await page.click("#send");
+  await page.waitForFunction(() => document.querySelectorAll(".msg.assistant span")[1]?.textContent.length > 0, null,
+    { timeout: 30000 });
+  await page.locator("#send:not([disabled])").waitFor({ timeout: 30000 });
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, "web-page-stopped.png") });
 });

@@ -3,6 +3,8 @@
 // cancellation, timeouts and draining. Every wait is bounded.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <stdexcept>
 #include <thread>
 
 #include "server/scheduler.h"
@@ -150,9 +152,136 @@ TEST_F(SchedulerTest, SlotsAdvanceSideBySide) {
     Outcome oa = collect(*a);
     reader.join();
     ASSERT_TRUE(oa.done && ob.done);
-    // Round robin: the second request streams text before the first one has finished.
+    // Batched together: the second request streams text before the first one has finished.
     EXPECT_LT(ob.first_text, oa.finished);
     EXPECT_LT(oa.first_text, ob.finished);
+}
+
+// Continuous batching: requests running together share forward passes (fused steps), and each
+// produces exactly the tokens it produces alone — prompts of different lengths, some longer than
+// a chunk, so steps mix prompt chunks with decode tokens.
+TEST_F(SchedulerTest, ConcurrentRequestsGiveTheTokensTheyGiveAlone) {
+    const std::vector<std::string> prompts = {"In the beginning", "And God said, Let there be light: and there was light.",
+                                              "x", "The quick brown fox jumps over the lazy dog, twice over."};
+    std::vector<std::string> alone;
+    for (const auto& p : prompts) {
+        auto sched = make(1, 4);
+        Outcome o = collect(*sched->submit(spec(p, 24)));
+        ASSERT_TRUE(o.done);
+        EXPECT_EQ(sched->stats().fused_steps, 0u) << "one request alone has nothing to fuse with";
+        alone.push_back(o.text);
+    }
+
+    auto sched = make(4, 4);
+    std::vector<std::shared_ptr<TaskHandle>> tasks;
+    for (const auto& p : prompts) tasks.push_back(sched->submit(spec(p, 24)));
+    std::vector<Outcome> together(tasks.size());
+    std::vector<std::thread> readers;
+    for (size_t i = 0; i < tasks.size(); ++i) readers.emplace_back([&, i] { together[i] = collect(*tasks[i]); });
+    for (auto& r : readers) r.join();
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        ASSERT_TRUE(together[i].done);
+        EXPECT_EQ(together[i].result.generated_tokens, 24);
+        EXPECT_EQ(together[i].text, alone[i]) << "request " << i << " changed when batched with the others";
+    }
+
+    const SchedulerStats st = sched->stats();
+    EXPECT_GT(st.fused_steps, 0u);
+    EXPECT_GT(st.step_sequences, st.steps) << "steps averaged more than one sequence";
+    EXPECT_EQ(st.steps_le.back(), st.steps);
+    // Every token was computed by some step: prompts, and all generated tokens but each last one.
+    uint64_t tokens = 0;
+    for (const auto& p : prompts) tokens += p.size() + 24 - 1;
+    EXPECT_EQ(st.step_tokens, tokens);
+    const std::string page = metrics_.render(st);
+    EXPECT_NE(page.find("strata_engine_fused_steps_total " + std::to_string(st.fused_steps) + "\n"), std::string::npos) << page;
+    EXPECT_NE(page.find("strata_batch_sequences_bucket{le=\"+Inf\"} " + std::to_string(st.steps) + "\n"), std::string::npos)
+        << page;
+}
+
+// A request cancelled while others run leaves them untouched.
+TEST_F(SchedulerTest, CancellingOneBatchedRequestLeavesTheOthers) {
+    std::string want;
+    {
+        auto sched = make(1, 4);
+        Outcome o = collect(*sched->submit(spec("steady", 30)));
+        ASSERT_TRUE(o.done);
+        want = o.text;
+    }
+    auto sched = make(2, 4, 4096);
+    auto doomed = sched->submit(spec("to be cancelled", 4000));
+    auto steady = sched->submit(spec("steady", 30));
+    ASSERT_TRUE(doomed && steady);
+    ASSERT_TRUE(doomed->next(30s));  // it runs
+    doomed->cancel();
+    Outcome o = collect(*steady);
+    Outcome c = collect(*doomed, 30s);
+    ASSERT_TRUE(o.done && c.done);
+    EXPECT_EQ(c.result.outcome, TaskOutcome::Cancelled);
+    EXPECT_EQ(o.result.outcome, TaskOutcome::Length);
+    EXPECT_EQ(o.text, want);
+}
+
+// A model whose forward passes fail (throw, as an engine failure would) whenever they contain a
+// poison token; otherwise it is the tiny model, fused multi-sequence pass included.
+class PoisonedModel final : public Model {
+public:
+    PoisonedModel(Model& inner, int32_t poison) : inner_(inner), poison_(poison) { config_ = inner.config(); }
+    KvCache make_kv_cache(int64_t n_ctx) const override { return inner_.make_kv_cache(n_ctx); }
+    RecurrentState make_recurrent_state() const override { return inner_.make_recurrent_state(); }
+    void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& ctx) override {
+        check(batch.tokens, batch.n_tokens, 1);
+        inner_.forward(batch, kv, logits, which, ctx);
+    }
+    void forward_multi(std::span<const SequenceStep> steps, CpuContext& ctx) override {
+        for (const SequenceStep& s : steps) check(s.tokens, s.n_tokens, steps.size());
+        inner_.forward_multi(steps, ctx);
+    }
+    bool fuses_sequences() const override { return inner_.fuses_sequences(); }
+    int failed_fused_passes = 0;
+
+private:
+    void check(const int32_t* tokens, int64_t n, size_t n_steps) {
+        if (std::find(tokens, tokens + n, poison_) == tokens + n) return;
+        if (n_steps > 1) ++failed_fused_passes;
+        throw std::runtime_error("poisoned token");
+    }
+    Model& inner_;
+    int32_t poison_;
+};
+
+// An engine failure in a batched pass fails only the request that caused it: the others are
+// retried alone and produce the tokens they produce on their own.
+TEST_F(SchedulerTest, AnEngineFailureInABatchedStepFailsOnlyItsRequest) {
+    const std::string bad_prompt = "bad \x07 prompt";
+    const int32_t poison = model_->tokenizer->encode("\x07", false, false).at(0);
+    std::string want;
+    {
+        auto sched = make(1, 4, 1024);
+        Outcome o = collect(*sched->submit(spec("steady one", 300)));
+        ASSERT_TRUE(o.done);
+        want = o.text;
+    }
+    ASSERT_EQ(want.find('\x07'), std::string::npos) << "the steady request must not generate the poison itself";
+
+    PoisonedModel poisoned(*model_->model, poison);
+    Scheduler sched(poisoned, *model_->tokenizer, pool_,
+                    SchedulerOptions{.n_slots = 2, .n_ctx = 1024, .n_batch = 16, .max_queue = 4}, &metrics_);
+    auto steady = sched.submit(spec("steady one", 300));
+    auto first = steady->next(30s);  // generating: the bad request will join its passes
+    ASSERT_TRUE(first && first->kind == TaskEvent::Kind::Text);
+    auto bad = sched.submit(spec(bad_prompt, 10));
+    Outcome ob = collect(*bad);
+    Outcome os = collect(*steady);
+    ASSERT_TRUE(ob.done && os.done);
+    EXPECT_EQ(ob.result.outcome, TaskOutcome::Failed);
+    EXPECT_NE(ob.result.error.find("the engine failed: poisoned token"), std::string::npos) << ob.result.error;
+    EXPECT_EQ(os.result.outcome, TaskOutcome::Length);
+    EXPECT_EQ(first->text + os.text, want);
+    EXPECT_GT(poisoned.failed_fused_passes, 0) << "the failure did not happen in a batched pass";
+    Outcome next = collect(*sched.submit(spec("after the failure", 4)));
+    ASSERT_TRUE(next.done);
+    EXPECT_EQ(next.result.outcome, TaskOutcome::Length);
 }
 
 TEST_F(SchedulerTest, CancellingARunningTaskStopsItAndFreesTheSlot) {

@@ -12,6 +12,7 @@
 
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
+#include "model/arch/step_batch.h"
 #include "model/blocks/mla_attention_block.h"
 #include "model/blocks/moe_routing.h"
 #include "model/model.h"
@@ -111,23 +112,27 @@ public:
     }
 
     void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& ctx) override {
+        const SequenceStep step{batch.tokens, batch.n_tokens, batch.pos0, &kv, nullptr, logits, which};
+        run(std::span(&step, 1), batch.expert_source, ctx);
+    }
+    void forward_multi(std::span<const SequenceStep> steps, CpuContext& ctx) override { run(steps, nullptr, ctx); }
+    bool fuses_sequences() const override { return true; }
+
+    // One sequence or several, the same code: a one-step batch is the single-sequence forward.
+    void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) {
         const ModelConfig& c = config_;
+        const Batch& batch = gathered_.gather(steps, expert_source);
         const int64_t n = batch.n_tokens, e = c.n_embd;
-        STRATA_CHECK(batch.pos0 + n <= kv.n_ctx(), "batch runs past the KV cache");
         residual_.resize(static_cast<size_t>(n * e));
         float* x = residual_.data();
         cpu_get_rows(token_embd_, batch.tokens, n, x);
         for (uint32_t il = 0; il < c.n_layer; ++il) {
             const DeepseekLayer& L = layers_[il];
-            mla_attention_block(L.attn, c, rope_, kq_scale_, x, batch, kv, il, ctx);
+            mla_attention_block(L.attn, c, rope_, kq_scale_, x, batch, il, ctx);
             if (L.moe) moe_block(L.moe_ffn, x, n, ctx);
             else dense_ffn_block(L.ffn, c, x, batch, ctx);
         }
-        const int64_t first = which == LogitsFor::Last ? n - 1 : 0;
-        const int64_t rows = n - first;
-        float* normed = ctx.scratch_floats(block_slots::kNormed, static_cast<size_t>(rows * e));
-        cpu_rms_norm(x + first * e, output_norm_.f32(), rows, e, c.rms_eps, normed);
-        cpu_matmul(output_, 0, normed, rows, logits, ctx);
+        gathered_.write_logits(x, output_norm_, output_, c, block_slots::kNormed, ctx);
     }
 
 private:
@@ -200,6 +205,7 @@ private:
     std::vector<DeepseekLayer> layers_;
     RopeTable rope_;
     float kq_scale_ = 1.0f;
+    StepBatch gathered_;
     std::vector<float> residual_;
     ExpertAssignments routed_;
 };

@@ -12,6 +12,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "backend/cpu/rope_table.h"
+#include "model/arch/step_batch.h"
 #include "model/blocks/moe_routing.h"
 #include "model/model.h"
 #include "model/weights.h"
@@ -84,26 +85,30 @@ public:
     }
 
     void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& ctx) override {
+        const SequenceStep step{batch.tokens, batch.n_tokens, batch.pos0, &kv, nullptr, logits, which};
+        run(std::span(&step, 1), batch.expert_source, ctx);
+    }
+    void forward_multi(std::span<const SequenceStep> steps, CpuContext& ctx) override { run(steps, nullptr, ctx); }
+    bool fuses_sequences() const override { return true; }
+
+    // One sequence or several, the same code: a one-step batch is the single-sequence forward.
+    void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) {
         const ModelConfig& c = config_;
+        const Batch& batch = gathered_.gather(steps, expert_source);
         const int64_t n = batch.n_tokens, e = c.n_embd;
-        STRATA_CHECK(batch.pos0 + n <= kv.n_ctx(), "batch runs past the KV cache");
         residual_.resize(static_cast<size_t>(n * e));
         float* x = residual_.data();
         cpu_get_rows(token_embd_, batch.tokens, n, x);
         for (uint32_t il = 0; il < c.n_layer; ++il) {
-            attention(layers_[il], x, batch, kv, il, ctx);
+            attention(layers_[il], x, batch, il, ctx);
             moe(layers_[il], x, n, ctx);
         }
-        const int64_t first = which == LogitsFor::Last ? n - 1 : 0;
-        const int64_t rows = n - first;
-        float* normed = ctx.scratch_floats(block_slots::kNormed, static_cast<size_t>(rows * e));
-        cpu_rms_norm(x + first * e, output_norm_.f32(), rows, e, c.rms_eps, normed);
-        cpu_matmul(output_, 0, normed, rows, logits, ctx);
+        gathered_.write_logits(x, output_norm_, output_, c, block_slots::kNormed, ctx);
     }
 
 private:
     // attention_block's steps, with the YaRN rope table, the sinks and the window.
-    void attention(const GptOssLayer& L, float* x, const Batch& batch, KvCache& kv, int64_t layer, CpuContext& ctx) {
+    void attention(const GptOssLayer& L, float* x, const Batch& batch, int64_t layer, CpuContext& ctx) {
         using namespace block_slots;
         const ModelConfig& c = config_;
         const AttentionWeights& w = L.attn;
@@ -123,17 +128,12 @@ private:
         cpu_add_bias(v, w.bv.f32(), n, v_dim);
         cpu_rope_table(q, n, c.n_head, c.head_dim_k, rope_, batch.positions);
         cpu_rope_table(k, n, c.n_head_kv, c.head_dim_k, rope_, batch.positions);
-        for (int64_t t = 0; t < n; ++t) {
-            std::copy_n(k + t * k_dim, k_dim, kv.keys(layer, batch.pos0 + t));
-            std::copy_n(v + t * v_dim, v_dim, kv.values(layer, batch.pos0 + t));
-        }
-
         float* attn = ctx.scratch_floats(kAttnOut, static_cast<size_t>(n * c.n_head * c.head_dim_v));
         AttentionParams ap{c.n_head, c.n_head_kv, c.head_dim_k, c.head_dim_v,
                            1.0f / std::sqrt(static_cast<float>(c.head_dim_k))};
         ap.sinks = L.sinks.f32();
         ap.sliding_window = L.sliding ? c.sliding_window : 0;
-        cpu_attention(q, kv, layer, n, batch.pos0, ap, attn, ctx);
+        store_and_attend(batch, layer, k, k_dim, v, v_dim, q, ap, attn, ctx);
 
         float* proj = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
         cpu_matmul(w.wo, 0, attn, n, proj, ctx);
@@ -157,6 +157,7 @@ private:
     Weight token_embd_, output_norm_, output_;
     std::vector<GptOssLayer> layers_;
     RopeTable rope_;
+    StepBatch gathered_;
     std::vector<float> residual_;
     ExpertAssignments routed_;
 };

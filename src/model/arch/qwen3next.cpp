@@ -15,6 +15,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "core/check.h"
+#include "model/arch/step_batch.h"
 #include "model/blocks/gated_delta_net_block.h"
 #include "model/model.h"
 #include "model/weights.h"
@@ -154,36 +155,43 @@ public:
 
     void forward_with_state(const Batch& batch, KvCache& kv, RecurrentState& state, float* logits, LogitsFor which,
                             CpuContext& ctx) override {
+        const SequenceStep step{batch.tokens, batch.n_tokens, batch.pos0, &kv, &state, logits, which};
+        run(std::span(&step, 1), batch.expert_source, ctx);
+    }
+    void forward_multi(std::span<const SequenceStep> steps, CpuContext& ctx) override { run(steps, nullptr, ctx); }
+    bool fuses_sequences() const override { return true; }
+
+    // One sequence or several, the same code: a one-step batch is the single-sequence forward.
+    void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) {
         const ModelConfig& c = config_;
+        for (const SequenceStep& s : steps) {
+            STRATA_CHECK(s.state != nullptr, "a hybrid model needs each sequence's recurrent state");
+            if (s.pos0 == 0) s.state->clear();
+            STRATA_CHECK(s.pos0 == s.state->n_past(),
+                         "a recurrent state cannot be rewound: the batch must start where the last one ended");
+        }
+        const Batch& batch = gathered_.gather(steps, expert_source);
         const int64_t n = batch.n_tokens, e = c.n_embd;
-        STRATA_CHECK(batch.pos0 + n <= kv.n_ctx(), "batch runs past the KV cache");
-        if (batch.pos0 == 0) state.clear();
-        STRATA_CHECK(batch.pos0 == state.n_past(),
-                     "a recurrent state cannot be rewound: the batch must start where the last one ended");
         residual_.resize(static_cast<size_t>(n * e));
         shared_out_.resize(static_cast<size_t>(n * e));
         float* x = residual_.data();
         cpu_get_rows(token_embd_, batch.tokens, n, x);
         for (uint32_t il = 0; il < c.n_layer; ++il) {
             const HybridLayer& L = layers_[il];
-            if (L.recurrent) gated_delta_net_block(L.delta, c, x, batch, state, il, ctx);
-            else gated_attention_block(L.attn, c, x, batch, kv, il, ctx);
+            if (L.recurrent) gated_delta_net_block(L.delta, c, x, batch, il, ctx);
+            else gated_attention_block(L.attn, c, x, batch, il, ctx);
             shared_expert(L.shared, L.moe.norm, c, x, shared_out_.data(), n, ctx);
             moe_ffn_block(L.moe, c, x, batch, ctx);
             cpu_add(x, shared_out_.data(), n * e);
         }
-        state.advance(n);
-
-        const int64_t first = which == LogitsFor::Last ? n - 1 : 0;
-        const int64_t rows = n - first;
-        float* normed = ctx.scratch_floats(hybrid_slots::kNormed, static_cast<size_t>(rows * e));
-        cpu_rms_norm(x + first * e, output_norm_.f32(), rows, e, c.rms_eps, normed);
-        cpu_matmul(output_, 0, normed, rows, logits, ctx);
+        for (const SequenceStep& s : steps) s.state->advance(s.n_tokens);
+        gathered_.write_logits(x, output_norm_, output_, c, hybrid_slots::kNormed, ctx);
     }
 
 private:
     Weight token_embd_, output_norm_, output_;
     std::vector<HybridLayer> layers_;
+    StepBatch gathered_;
     std::vector<float> residual_, shared_out_;
     RecurrentState own_state_;              // the state plain forward() uses
     const KvCache* own_state_kv_ = nullptr;  // the cache of the sequence own_state_ belongs to

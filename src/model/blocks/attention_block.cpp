@@ -8,8 +8,8 @@
 
 namespace strata {
 
-void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, KvCache& kv,
-                     int64_t layer, CpuContext& ctx) {
+void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, int64_t layer,
+                     CpuContext& ctx) {
     using namespace block_slots;
     const int64_t n = batch.n_tokens, e = cfg.n_embd;
     const int64_t q_dim = cfg.q_dim(), k_dim = cfg.kv_dim_k(), v_dim = cfg.kv_dim_v();
@@ -34,15 +34,10 @@ void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x
     cpu_rope(q, n, cfg.n_head, rope, batch.positions);
     cpu_rope(k, n, cfg.n_head_kv, rope, batch.positions);
 
-    for (int64_t t = 0; t < n; ++t) {
-        std::copy_n(k + t * k_dim, k_dim, kv.keys(layer, batch.pos0 + t));
-        std::copy_n(v + t * v_dim, v_dim, kv.values(layer, batch.pos0 + t));
-    }
-
     float* attn = ctx.scratch_floats(kAttnOut, static_cast<size_t>(n * cfg.n_head * cfg.head_dim_v));
     AttentionParams ap{cfg.n_head, cfg.n_head_kv, cfg.head_dim_k, cfg.head_dim_v,
                        1.0f / std::sqrt(static_cast<float>(cfg.head_dim_k))};
-    cpu_attention(q, kv, layer, n, batch.pos0, ap, attn, ctx);
+    store_and_attend(batch, layer, k, k_dim, v, v_dim, q, ap, attn, ctx);
 
     float* proj = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
     cpu_matmul(w.wo, 0, attn, n, proj, ctx);

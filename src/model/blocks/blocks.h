@@ -3,15 +3,22 @@
 // Each block reads the residual stream x (n_tokens rows of n_embd), computes its sub-layer from a
 // normalized copy, and adds the result back into x.
 //
-//   attention_block(layer.attn, cfg, x, batch, kv, il, ctx);
+// A batch may hold several sequences (Model::forward_multi, the server's continuous batching):
+// their tokens are concatenated, so norms, projections and FFNs read every weight once for all
+// of them, while attention (and the recurrent layers) read and write each sequence's own KV
+// cache (and state), as batch.sequences says.
+//
+//   attention_block(layer.attn, cfg, x, batch, il, ctx);
 //   if (layer.moe) moe_ffn_block(layer.moe_ffn, cfg, x, batch, ctx);
 //   else dense_ffn_block(layer.ffn, cfg, x, batch, ctx);
 
 #include <cstdint>
 #include <span>
 
+#include "backend/cpu/attention.h"
 #include "backend/cpu/cpu_context.h"
 #include "kv/kv_cache.h"
+#include "kv/recurrent_state.h"
 #include "model/config.h"
 #include "model/weights.h"
 
@@ -19,14 +26,27 @@ namespace strata {
 
 class MoeExpertSource;
 
-struct Batch {
-    const int32_t* tokens = nullptr;
-    const int32_t* positions = nullptr;  // positions[t] = pos0 + t
+// One sequence's rows of a batch: rows [first, first + n_tokens) sit at positions pos0 ..
+// pos0 + n_tokens - 1 of that sequence, whose cache holds every earlier position.
+struct BatchSequence {
+    int64_t first = 0;
     int64_t n_tokens = 0;
     int64_t pos0 = 0;
+    KvCache* kv = nullptr;
+    RecurrentState* state = nullptr;  // hybrid models' recurrent layers; null otherwise
+};
+
+struct Batch {
+    const int32_t* tokens = nullptr;
+    const int32_t* positions = nullptr;  // positions[t]: pos0 + t for one sequence, else per row
+    int64_t n_tokens = 0;
+    int64_t pos0 = 0;                    // one-sequence batches (Model::forward)
     // Optional expert tiering (src/experts/): null reads every routed expert from its stacked
     // tensor in the mapped file; set, the MoE blocks ask it where each selected expert lives.
     MoeExpertSource* expert_source = nullptr;
+    // The sequences whose rows make up the batch, in row order; the attention and recurrent
+    // blocks need it (the architectures fill it in: model/arch/step_batch.h), FFNs do not.
+    std::span<const BatchSequence> sequences = {};
 };
 
 // Shapes (GGUF order, [in, out]) in comments.
@@ -72,10 +92,17 @@ public:
     virtual void end_step() = 0;
 };
 
-void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, KvCache& kv,
-                     int64_t layer, CpuContext& ctx);
+void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, int64_t layer,
+                     CpuContext& ctx);
 void dense_ffn_block(const DenseFfnWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, CpuContext& ctx);
 void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, CpuContext& ctx);
+
+// The attention step every attention block shares, per sequence of the batch: row t's key
+// (k + t·k_stride, kv.k_dim() floats) and value (v + t·v_stride, kv.v_dim() floats) go into its
+// sequence's cache at its position, then each sequence's queries (rows of n_head·head_dim_k,
+// already roped) attend causally over its own cache into out (rows of n_head·head_dim_v).
+void store_and_attend(const Batch& batch, int64_t layer, const float* k, int64_t k_stride, const float* v,
+                      int64_t v_stride, const float* q, const AttentionParams& p, float* out, CpuContext& ctx);
 
 // Scratch slots the blocks use (CpuContext::kFirstFreeSlot and up).
 namespace block_slots {

@@ -17,7 +17,7 @@
 namespace strata {
 
 void gated_attention_block(const GatedAttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch,
-                           KvCache& kv, int64_t layer, CpuContext& ctx) {
+                           int64_t layer, CpuContext& ctx) {
     using namespace hybrid_slots;
     const int64_t n = batch.n_tokens, e = cfg.n_embd, hd = cfg.head_dim_k;
     const int64_t n_head = cfg.n_head, q_dim = cfg.q_dim(), k_dim = cfg.kv_dim_k(), v_dim = cfg.kv_dim_v();
@@ -46,11 +46,6 @@ void gated_attention_block(const GatedAttentionWeights& w, const ModelConfig& cf
     cpu_rope(q, n, n_head, rope, batch.positions);
     cpu_rope(k, n, cfg.n_head_kv, rope, batch.positions);
 
-    for (int64_t t = 0; t < n; ++t) {
-        std::copy_n(k + t * k_dim, k_dim, kv.keys(layer, batch.pos0 + t));
-        std::copy_n(v + t * v_dim, v_dim, kv.values(layer, batch.pos0 + t));
-    }
-
     float* attn = ctx.scratch_floats(kCore, static_cast<size_t>(n * n_head * cfg.head_dim_v));
     AttentionParams ap;
     ap.n_head = n_head;
@@ -58,7 +53,7 @@ void gated_attention_block(const GatedAttentionWeights& w, const ModelConfig& cf
     ap.head_dim_k = hd;
     ap.head_dim_v = cfg.head_dim_v;
     ap.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    cpu_attention(q, kv, layer, n, batch.pos0, ap, attn, ctx);
+    store_and_attend(batch, layer, k, k_dim, v, v_dim, q, ap, attn, ctx);
 
     for (int64_t i = 0; i < n * q_dim; ++i) attn[i] *= 1.0f / (1.0f + std::exp(-gate[i]));
     float* proj = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));

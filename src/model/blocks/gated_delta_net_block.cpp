@@ -5,7 +5,8 @@
 //   per v head: S ← e^g S;  S += k (beta (v − Sᵀk))ᵀ;  o = Sᵀq     (the gated delta rule)
 //   x += W_out (rmsnorm(o) · w · silu(z))
 // The recurrence is stepped token by token inside a batch (no chunked prefill yet), so a batch
-// and the same tokens one at a time compute the same sums.
+// and the same tokens one at a time compute the same sums. A batch of several sequences steps
+// each sequence's own conv history and state over its own rows.
 #include <cmath>
 
 #include "backend/cpu/matmul.h"
@@ -22,13 +23,16 @@ constexpr float kL2NormEps = 1e-6f;
 }  // namespace
 
 void gated_delta_net_block(const GatedDeltaNetWeights& w, const ModelConfig& cfg, float* x, const Batch& batch,
-                           RecurrentState& rs, int64_t layer, CpuContext& ctx) {
+                           int64_t layer, CpuContext& ctx) {
     using namespace hybrid_slots;
     const int64_t n = batch.n_tokens, e = cfg.n_embd;
     const int64_t n_k = cfg.ssm_n_group, n_v = cfg.ssm_dt_rank, r = n_v / n_k;
     const int64_t d_k = cfg.ssm_d_state, d_v = cfg.ssm_d_inner / cfg.ssm_dt_rank;
     const int64_t key_dim = n_k * d_k, value_dim = n_v * d_v, conv_ch = 2 * key_dim + value_dim;
-    STRATA_CHECK(rs.has_layer(layer), "gated DeltaNet layer without a recurrent state");
+    STRATA_CHECK(!batch.sequences.empty(), "a DeltaNet batch needs its sequences (model/arch/step_batch.h)");
+    for (const BatchSequence& s : batch.sequences) {
+        STRATA_CHECK(s.state && s.state->has_layer(layer), "gated DeltaNet layer without a recurrent state");
+    }
 
     float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
     cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
@@ -45,9 +49,13 @@ void gated_delta_net_block(const GatedDeltaNetWeights& w, const ModelConfig& cfg
         cpu_matmul(w.walpha, 0, h, n, ba + n * n_v, ctx);
     }
 
-    // Causal conv over [history ; batch] with SiLU; q and k are then 2·n_k rows of d_k per token.
+    // Causal conv over [history ; rows] with SiLU, each sequence over its own history; q and k
+    // are then 2·n_k rows of d_k per token.
     float* qkv = ctx.scratch_floats(kConv, static_cast<size_t>(n * conv_ch));
-    cpu_causal_conv1d_silu(mixed, n, conv_ch, w.conv.f32(), cfg.ssm_conv_kernel, rs.conv(layer), qkv);
+    for (const BatchSequence& s : batch.sequences) {
+        cpu_causal_conv1d_silu(mixed + s.first * conv_ch, s.n_tokens, conv_ch, w.conv.f32(), cfg.ssm_conv_kernel,
+                               s.state->conv(layer), qkv + s.first * conv_ch);
+    }
     const float q_scale = 1.0f / std::sqrt(static_cast<float>(d_k));
     for (int64_t t = 0; t < n; ++t) {
         float* row = qkv + t * conv_ch;
@@ -75,14 +83,17 @@ void gated_delta_net_block(const GatedDeltaNetWeights& w, const ModelConfig& cfg
         }
     }
 
-    // Heads are independent: each worker runs its heads through the whole batch in order.
+    // (Sequence, head) pairs are independent: each worker runs its pairs through the sequence's
+    // rows in order, stepping that sequence's state.
     float* core = ctx.scratch_floats(kCore, static_cast<size_t>(n * value_dim));
-    float* state = rs.ssm(layer);
-    ctx.pool().parallel_for(n_v, [&](int64_t h0, int64_t h1, int) {
-        for (int64_t hv = h0; hv < h1; ++hv) {
+    const int64_t n_seq = static_cast<int64_t>(batch.sequences.size());
+    ctx.pool().parallel_for(n_seq * n_v, [&](int64_t i0, int64_t i1, int) {
+        for (int64_t i = i0; i < i1; ++i) {
+            const BatchSequence& seq = batch.sequences[static_cast<size_t>(i / n_v)];
+            const int64_t hv = i % n_v;
             const int64_t hk = w.v_order == VHeadOrder::Grouped ? hv / r : hv % n_k;
-            float* s = state + hv * d_k * d_v;
-            for (int64_t t = 0; t < n; ++t) {
+            float* s = seq.state->ssm(layer) + hv * d_k * d_v;
+            for (int64_t t = seq.first; t < seq.first + seq.n_tokens; ++t) {
                 const float* row = qkv + t * conv_ch;
                 const float* g_b = gates + (t * n_v + hv) * 2;
                 cpu_gated_delta_step(s, row + hk * d_k, row + key_dim + hk * d_k, row + 2 * key_dim + hv * d_v, g_b[1],

@@ -3,8 +3,8 @@
 // (like those of blocks.h): gated DeltaNet linear attention, whose per-sequence state lives in a
 // RecurrentState, and gated full attention over the KV cache.
 //
-//   if (cfg.is_recurrent_layer(il)) gated_delta_net_block(L.delta, cfg, x, batch, rs, il, ctx);
-//   else gated_attention_block(L.attn, cfg, x, batch, kv, il, ctx);
+//   if (cfg.is_recurrent_layer(il)) gated_delta_net_block(L.delta, cfg, x, batch, il, ctx);
+//   else gated_attention_block(L.attn, cfg, x, batch, il, ctx);
 
 #include <cstdint>
 
@@ -39,9 +39,10 @@ struct GatedDeltaNetWeights {
     VHeadOrder v_order = VHeadOrder::Grouped;
 };
 
-// x += DeltaNet(norm(x)); folds the batch into the layer's conv and delta-rule state.
+// x += DeltaNet(norm(x)); folds each sequence's rows into the layer's conv and delta-rule state
+// of that sequence (batch.sequences[i].state).
 void gated_delta_net_block(const GatedDeltaNetWeights& w, const ModelConfig& cfg, float* x, const Batch& batch,
-                           RecurrentState& rs, int64_t layer, CpuContext& ctx);
+                           int64_t layer, CpuContext& ctx);
 
 struct GatedAttentionWeights {
     Weight norm;            // attn_norm [n_embd]
@@ -53,7 +54,7 @@ struct GatedAttentionWeights {
 
 // x += wo(attention(q, k, v) · sigmoid(gate)), with q/k RMS norms and partial NEOX rope.
 void gated_attention_block(const GatedAttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch,
-                           KvCache& kv, int64_t layer, CpuContext& ctx);
+                           int64_t layer, CpuContext& ctx);
 
 // Scratch slots of these blocks: above those of blocks.h and of the other architectures' blocks.
 namespace hybrid_slots {

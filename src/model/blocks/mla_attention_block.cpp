@@ -31,7 +31,7 @@ void per_head_matmul(const Weight& w, int64_t h, const float* in, int64_t in_str
 }  // namespace
 
 void mla_attention_block(const MlaAttentionWeights& w, const ModelConfig& cfg, const RopeTable& rope, float kq_scale,
-                         float* x, const Batch& batch, KvCache& kv, int64_t layer, CpuContext& ctx) {
+                         float* x, const Batch& batch, int64_t layer, CpuContext& ctx) {
     using namespace block_slots;
     const int64_t n = batch.n_tokens, e = cfg.n_embd, n_head = cfg.n_head;
     const int64_t lora = cfg.kv_lora_rank, r = cfg.rope_dims;
@@ -62,11 +62,6 @@ void mla_attention_block(const MlaAttentionWeights& w, const ModelConfig& cfg, c
     cpu_rope_table(q + nope, n, n_head, dk, rope, batch.positions);
     cpu_rope_table(kva + lora, n, 1, latent_k, rope, batch.positions);
 
-    for (int64_t t = 0; t < n; ++t) {
-        std::copy_n(kva + t * latent_k, latent_k, kv.keys(layer, batch.pos0 + t));
-        std::copy_n(kva + t * latent_k, lora, kv.values(layer, batch.pos0 + t));
-    }
-
     // Absorbed queries [n][n_head][lora + r]: q_nope·k_b per head, then the roped part as is, so
     // q_abs · cache_row = q_nope · k_nope + q_rope · k_rope.
     float* qa = ctx.scratch_floats(kQAbsorbed, static_cast<size_t>(n * n_head * latent_k));
@@ -77,10 +72,11 @@ void mla_attention_block(const MlaAttentionWeights& w, const ModelConfig& cfg, c
         }
     }
 
-    // One kv head shared by all query heads; each head's output is a latent of width lora.
+    // One kv head shared by all query heads; each head's output is a latent of width lora. The
+    // cache row is the kv_a row: its keys are [latent | rope key], its values the latent alone.
     float* attn = ctx.scratch_floats(kAttnOut, static_cast<size_t>(n * n_head * lora));
     AttentionParams ap{n_head, 1, latent_k, lora, kq_scale};
-    cpu_attention(qa, kv, layer, n, batch.pos0, ap, attn, ctx);
+    store_and_attend(batch, layer, kva, latent_k, kva, latent_k, qa, ap, attn, ctx);
 
     float* values = ctx.scratch_floats(kValues, static_cast<size_t>(n * n_head * dv));
     for (int64_t hd = 0; hd < n_head; ++hd) {

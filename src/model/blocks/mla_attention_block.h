@@ -7,7 +7,7 @@
 // softmax(q·k) v with the kv_b product reassociated, so it is exact up to float rounding.
 //
 //   MlaAttentionWeights w = ...;                       // from blk.N.attn_*
-//   mla_attention_block(w, cfg, rope, kq_scale, x, batch, kv, layer, ctx);
+//   mla_attention_block(w, cfg, rope, kq_scale, x, batch, layer, ctx);
 
 #include <cstdint>
 
@@ -32,6 +32,6 @@ struct MlaAttentionWeights {
 
 // kq_scale: HF's softmax scale, 1/sqrt(dk) times YaRN's mscale² when the model uses it.
 void mla_attention_block(const MlaAttentionWeights& w, const ModelConfig& cfg, const RopeTable& rope, float kq_scale,
-                         float* x, const Batch& batch, KvCache& kv, int64_t layer, CpuContext& ctx);
+                         float* x, const Batch& batch, int64_t layer, CpuContext& ctx);
 
 }  // namespace strata

@@ -1,0 +1,32 @@
+#pragma once
+// A scheduler slot: one Session (its own KV cache) and the request it serves. Private to the
+// scheduler's files (scheduler.cpp: admission and completion; scheduler_step.cpp: the engine step).
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "runtime/text_stream.h"
+#include "server/scheduler.h"
+
+namespace strata::server {
+
+struct Scheduler::Slot {
+    Slot(Model& model, const SessionOptions& o, ThreadPool& pool) : session(model, o, pool) {}
+
+    Session session;
+    std::shared_ptr<TaskHandle> task;  // null: free. Only the engine thread changes it.
+    std::optional<Sampler> sampler;
+    std::optional<StopStringStreamer> streamer;
+    size_t prompt_done = 0;            // prompt tokens already in the session
+    int32_t next_token = 0;            // a generating slot's token for this step's forward pass
+    TaskResult result;
+    std::chrono::steady_clock::time_point started, decode_started;
+    uint64_t last_used = 0;            // for picking the least recently used slot on a tie
+    std::atomic<int64_t> kv_used{0};   // session.n_past(), readable by stats()
+};
+
+}  // namespace strata::server

@@ -1,0 +1,157 @@
+// The engine step of continuous batching (scheduler.h): every busy slot either samples its next
+// token (generating) or offers a prompt chunk (prefilling), then all of them advance in one
+// forward pass of the model.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "server/scheduler.h"
+#include "server/scheduler_slot.h"
+
+namespace strata::server {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+}  // namespace
+
+bool Scheduler::still_running(Slot& slot) {
+    TaskHandle& task = *slot.task;
+    if (task.cancelled()) {
+        finish(slot, TaskOutcome::Cancelled, "cancelled");
+        return false;
+    }
+    const auto now = Clock::now();
+    if (now > task.spec_.deadline) {
+        finish(slot, TaskOutcome::TimedOut,
+               fmt::format("timed out after {:.1f} s (the server's --timeout); {} tokens were generated",
+                           seconds_between(task.submitted_, now), slot.result.generated_tokens));
+        return false;
+    }
+    return true;
+}
+
+bool Scheduler::sample_next(Slot& slot) {
+    TaskHandle& task = *slot.task;
+    const TaskSpec& spec = task.spec_;
+    const Session& session = slot.session;
+    const int32_t next = options_.forced_next_token ? options_.forced_next_token(spec.prompt, slot.result.generated_tokens)
+                                                    : slot.sampler->sample(session.logits(), session.n_vocab());
+    slot.sampler->accept(next);
+    ++slot.result.generated_tokens;
+    if (!spec.ignore_eos && (next == tokenizer_.eos_id() || next == tokenizer_.eot_id())) {
+        finish(slot, TaskOutcome::Stop);
+        return false;
+    }
+    std::string ready = slot.streamer->push(tokenizer_.token_to_piece(next, spec.render_special));
+    if (!ready.empty()) task.push(TaskEvent{TaskEvent::Kind::Text, std::move(ready), {}});
+    if (slot.streamer->stopped()) {
+        finish(slot, TaskOutcome::Stop);
+        return false;
+    }
+    // The last token is not run through the model: nothing would use its logits.
+    if (slot.result.generated_tokens >= spec.max_tokens || session.n_past() >= session.n_ctx()) {
+        finish(slot, TaskOutcome::Length);
+        return false;
+    }
+    slot.next_token = next;
+    return true;
+}
+
+Scheduler::StepRecord Scheduler::run_step() {
+    chunks_.clear();
+    stepped_.clear();
+    auto add = [&](Slot& slot, std::span<const int32_t> tokens) {
+        // A chunk the session would refuse (context full, ...) fails its request alone, before
+        // the shared pass.
+        if (Status s = slot.session.check_append(tokens); !s) return finish(slot, TaskOutcome::Failed, s.message());
+        chunks_.push_back(SessionChunk{&slot.session, tokens});
+        stepped_.push_back(&slot);
+    };
+
+    // Generating slots first: one token each. Their sampling reads the logits of the previous
+    // step, so it happens before this step's pass overwrites them.
+    int64_t decode_tokens = 0;
+    for (auto& owned : slots_) {
+        Slot& slot = *owned;
+        if (!slot.task || !still_running(slot)) continue;
+        if (slot.prompt_done < slot.task->spec_.prompt.size()) continue;
+        try {
+            if (!sample_next(slot)) continue;
+        } catch (const std::exception& e) {
+            finish(slot, TaskOutcome::Failed, fmt::format("the engine failed: {}", e.what()));
+            continue;
+        }
+        add(slot, std::span<const int32_t>(&slot.next_token, 1));
+        ++decode_tokens;
+    }
+
+    // Prefilling slots share what is left of n_batch tokens (at least one chunk runs, so prompts
+    // progress however many slots generate); the slot served first rotates, so two long prompts
+    // advance alternately rather than one after the other.
+    int64_t budget = std::max<int64_t>(1, std::max<int64_t>(1, options_.n_batch) - decode_tokens);
+    const size_t n_slots = slots_.size();
+    for (size_t i = 0; i < n_slots && budget > 0; ++i) {
+        Slot& slot = *slots_[(prefill_cursor_ + i) % n_slots];
+        if (!slot.task) continue;
+        const std::vector<int32_t>& prompt = slot.task->spec_.prompt;
+        if (slot.prompt_done >= prompt.size()) continue;  // (cancellation was checked above)
+        const size_t n = std::min(prompt.size() - slot.prompt_done, static_cast<size_t>(budget));
+        add(slot, std::span(prompt).subspan(slot.prompt_done, n));
+        budget -= static_cast<int64_t>(n);
+    }
+    prefill_cursor_ = (prefill_cursor_ + 1) % n_slots;
+    if (chunks_.empty()) return {};
+
+    StepRecord record{static_cast<int64_t>(chunks_.size()), 0};
+    for (const SessionChunk& c : chunks_) record.tokens += static_cast<int64_t>(c.tokens.size());
+    run_chunks();
+    for (size_t i = 0; i < stepped_.size(); ++i) {
+        Slot& slot = *stepped_[i];
+        slot.kv_used.store(slot.session.n_past(), std::memory_order_relaxed);
+        if (!chunk_status_[i]) {
+            finish(slot, TaskOutcome::Failed, chunk_status_[i].message());
+            continue;
+        }
+        const std::vector<int32_t>& prompt = slot.task->spec_.prompt;
+        if (slot.prompt_done >= prompt.size()) continue;  // a decode step: nothing more to note
+        slot.prompt_done += chunks_[i].tokens.size();
+        if (slot.prompt_done == prompt.size()) {
+            slot.decode_started = Clock::now();
+            slot.result.prompt_seconds = seconds_between(slot.started, slot.decode_started);
+            for (int32_t t : prompt) slot.sampler->accept(t);  // the penalties see the prompt
+        }
+    }
+    return record;
+}
+
+void Scheduler::run_chunks() {
+    chunk_status_.assign(chunks_.size(), Status::ok());
+    std::string failure;
+    try {
+        const Status s = Session::append_batched(chunks_, step_ctx_);
+        if (!s) chunk_status_.assign(chunks_.size(), s);
+        return;
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    // The shared pass threw (out of memory, ...). An engine failure should fail the request that
+    // caused it, not every request it was batched with, so each chunk is retried alone: a failed
+    // pass leaves an attention-only session as it was (its tokens did not advance; the cache rows
+    // it wrote past them are rewritten), but a recurrent state may be half advanced, so those
+    // sessions fail with the pass.
+    for (size_t i = 0; i < chunks_.size(); ++i) {
+        if (chunks_.size() == 1 || chunks_[i].session->has_recurrent_state()) {
+            chunk_status_[i] = Status::error("the engine failed: {}", failure);
+            continue;
+        }
+        try {
+            chunk_status_[i] = Session::append_batched(std::span(&chunks_[i], 1), step_ctx_);
+        } catch (const std::exception& e) {
+            chunk_status_[i] = Status::error("the engine failed: {}", e.what());
+        }
+    }
+}
+
+}  // namespace strata::server
