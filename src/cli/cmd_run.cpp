@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "cli/device_flags.h"
+#include "cli/tier_flags.h"
 #include "cli/sampling_flags.h"
 #include "core/file.h"
 #include "runtime/generate.h"
@@ -26,6 +27,7 @@ struct RunOptions {
     bool verbose_prompt = false;
     SamplingFlags sampling;
     DeviceFlags device;
+    TierFlags tiers;
 };
 
 int run_generate(RunOptions o) {
@@ -44,6 +46,10 @@ int run_generate(RunOptions o) {
     }
     auto compute = o.device.options();
     if (!compute) return report_failure("run", compute.status().message());
+    auto file = GgufFile::open(o.model);
+    if (!file) return report_failure("run", file.status().message());
+    auto placement = o.tiers.place(*file, *compute, o.n_ctx, o.n_batch);  // experts tiered when VRAM is short
+    if (!placement) return report_failure("run", placement.status().message());
     auto lm = LoadedModel::load(o.model, template_text, *compute);
     if (!lm) return report_failure("run", lm.status().message());
     const Tokenizer& tok = *(*lm)->tokenizer;
@@ -105,6 +111,7 @@ CommandRegistration registration("run", "Generate text from a prompt", [](CLI::A
     app.add_flag("--ignore-eos", o->ignore_eos, "Keep generating past end-of-generation tokens");
     app.add_flag("--verbose-prompt", o->verbose_prompt, "Print the prompt's token ids");
     o->sampling.add_to(app);
+    o->tiers.add_to(app);
     o->device.add_to(app);
     return [o] { return run_generate(*o); };
 });

@@ -15,6 +15,9 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/device_flags.h"
+#include "cli/serve_hardware_metrics.h"
+#include "cli/tier_flags.h"
 #include "core/file.h"
 #include "runtime/loaded_model.h"
 #include "server/http_server.h"
@@ -37,6 +40,8 @@ struct ServeOptions {
     size_t max_body_mb = 8;
     int threads = 0;
     SamplingParams sampling;
+    DeviceFlags device;  // the server's default stays the CPU (set at registration); --device auto|gpu opts in
+    TierFlags tiers;
 };
 
 bool is_loopback(const std::string& host) {
@@ -113,7 +118,26 @@ int run_serve(const ServeOptions& o) {
     std::unique_ptr<LoadedModel> model;
     std::unique_ptr<ThreadPool> pool;
     std::unique_ptr<server::Scheduler> scheduler;
-    auto loaded = LoadedModel::load(o.model, template_text);
+    // Where the model runs: the memory plan (and, when the experts do not fit in VRAM, the expert
+    // tiers) is decided before loading, from the same file.
+    std::shared_ptr<GpuPlacement> placement;
+    Result<std::unique_ptr<LoadedModel>> loaded = Status::error("not loaded");
+    auto compute = o.device.options();
+    if (!compute) {
+        loaded = compute.status();
+    } else if (auto file = GgufFile::open(o.model); !file) {
+        loaded = file.status();
+    } else if (auto placed = o.tiers.place(*file, *compute, o.n_ctx * o.slots, o.n_batch); !placed) {
+        loaded = placed.status();
+    } else {
+        placement = std::make_shared<GpuPlacement>(std::move(*placed));
+        loaded = LoadedModel::load(o.model, template_text, *compute);
+    }
+    if (loaded) {
+        ctx.metrics.set_extra(hardware_metrics(placement, (*loaded)->model->device_name() != "cpu"));
+        fmt::print(stderr, "strata serve: model on {}\n", (*loaded)->model->device_name());
+        if (placement->tiered) fmt::print(stderr, "{}\n", placement->describe());
+    }
     if (!loaded) {
         ctx.fail(loaded.status().message());
         fmt::print(stderr, "strata serve: the model failed to load: {}\n(/health reports the error; stop with Ctrl-C)\n",
@@ -171,6 +195,9 @@ CommandRegistration registration("serve", "OpenAI-compatible HTTP server with a 
     app.add_option("--top-k", o->sampling.top_k, "Default top-k")->capture_default_str();
     app.add_option("--top-p", o->sampling.top_p, "Default top-p")->capture_default_str();
     app.add_option("--min-p", o->sampling.min_p, "Default min-p")->capture_default_str();
+    o->device.device = "cpu";
+    o->device.add_to(app);
+    o->tiers.add_to(app);
     return [o] { return run_serve(*o); };
 });
 

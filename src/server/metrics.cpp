@@ -91,6 +91,7 @@ std::string Metrics::render(const SchedulerStats& s) const {
     metric(out, "strata_kv_cache_bytes", "gauge", "Memory of the KV caches.");
     out += fmt::format("strata_kv_cache_bytes {}\n", s.kv_bytes);
     render_batching(out, s);
+    if (extra_) out += extra_();
     return out;
 }
 

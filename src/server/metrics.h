@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -52,6 +53,11 @@ public:
     void count_rejected() { rejected_.fetch_add(1, std::memory_order_relaxed); }
     void record_task(const TaskRecord& r);
     std::string render(const SchedulerStats& s) const;
+    // Prometheus text appended to every render (the front end's hardware rows: expert tiers, GPUs).
+    void set_extra(std::function<std::string()> extra) {
+        std::lock_guard lock(mutex_);
+        extra_ = std::move(extra);
+    }
 
 private:
     mutable std::mutex mutex_;
@@ -60,6 +66,7 @@ private:
     uint64_t prompt_tokens_ = 0, cached_tokens_ = 0, generated_tokens_ = 0;
     double prompt_seconds_ = 0.0, generation_seconds_ = 0.0, queue_seconds_ = 0.0;
     std::atomic<uint64_t> rejected_{0};
+    std::function<std::string()> extra_;
 };
 
 }  // namespace strata::server
