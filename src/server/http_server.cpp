@@ -132,7 +132,9 @@ void HttpServer::install_routes() {
         reply_error(res, ApiError{500, "internal error: " + what, "server_error", "internal_error", ""});
     });
 
-    s.set_logger([&ctx](const httplib::Request& req, const httplib::Response& res) {
+    // Counted as the response is about to be written, not after (the logger's moment): a client
+    // that has its answer must find it in /metrics, as the e2e test does at once.
+    s.set_post_routing_handler([&ctx](const httplib::Request& req, httplib::Response& res) {
         ctx.metrics.count_request(route_label(req.path), res.status);
     });
 
