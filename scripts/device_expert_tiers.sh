@@ -47,6 +47,7 @@ bench() {  # name args...
   grep -E "placement|expert tiers|pp|tg|experts:" "$out/bench_$name.txt" | head -12
 }
 bench vram -p 512 -n 128 -r 3
+bench vram_depth8192 -p 0 -n 128 -r 2 -d 8192
 step profile_vram 120 "$bin/strata" bench -m "$model" --device gpu -p 0 -n 32 -r 1 --gpu-profile
 tail -30 "$out/profile_vram.txt"
 bench ram_auto -p 512 -n 64 -r 2 --expert-slots 0

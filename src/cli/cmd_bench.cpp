@@ -32,6 +32,7 @@ struct BenchOptions {
     std::string model;
     std::vector<int64_t> n_prompt = {512};
     std::vector<int64_t> n_gen = {128};
+    int64_t depth = 0;  // tokens in the KV cache before each test (llama-bench's -d)
     int repetitions = 3;
     int threads = 0;
     int spin_us = ThreadPool::Options{}.spin_us;
@@ -113,15 +114,13 @@ Stat stats(const std::vector<double>& v) {
     return s;
 }
 
-// Bytes a decode step at the tg test's mean depth reads from the f32 KV cache: every attention
-// layer reads keys and values of all positions so far. The bench appends one token, then ng
-// more, so step i (0-based) attends over i + 2 positions; the mean is (ng + 3) / 2.
-uint64_t kv_bytes_per_token(const ModelConfig& cfg, int64_t n_gen) {
-    uint64_t attention_layers = 0;
-    for (uint32_t il = 0; il < cfg.n_layer; ++il) attention_layers += cfg.is_recurrent_layer(il) ? 0 : 1;
-    const double mean_positions = static_cast<double>(n_gen + 3) / 2.0;
-    const double per_position = static_cast<double>(cfg.kv_dim_k() + cfg.kv_dim_v()) * sizeof(float);
-    return static_cast<uint64_t>(static_cast<double>(attention_layers) * per_position * mean_positions);
+// Bytes a decode step at the tg test's mean depth reads from the KV cache: every attention
+// layer reads keys and values of all positions so far, `per_position` bytes (the cache's own
+// size for one position: its element type and attention layers). The bench appends one token,
+// then ng more, so step i (0-based) attends over i + 2 positions; the mean is (ng + 3) / 2.
+uint64_t kv_bytes_per_token(uint64_t per_position, int64_t n_gen, int64_t depth) {
+    const double mean_positions = static_cast<double>(depth) + static_cast<double>(n_gen + 3) / 2.0;
+    return static_cast<uint64_t>(static_cast<double>(per_position) * mean_positions);
 }
 
 int run_bench(const BenchOptions& o) {
@@ -131,8 +130,8 @@ int run_bench(const BenchOptions& o) {
     auto compute = o.device.options();
     if (!compute) return report_failure("bench", compute.status().message());
     int64_t n_ctx = 1;
-    for (int64_t np : o.n_prompt) n_ctx = std::max(n_ctx, np);
-    for (int64_t ng : o.n_gen) n_ctx = std::max(n_ctx, ng + 1);
+    for (int64_t np : o.n_prompt) n_ctx = std::max(n_ctx, o.depth + np);
+    for (int64_t ng : o.n_gen) n_ctx = std::max(n_ctx, o.depth + ng + 1);
     auto placement = o.tiers.place(*file, *compute, n_ctx, o.n_batch);
     if (!placement) return report_failure("bench", placement.status().message());
     auto model = load_model_on(*file, *compute);
@@ -158,11 +157,12 @@ int run_bench(const BenchOptions& o) {
                        bandwidth.bytes_per_second / 1e9, bandwidth.threads, bandwidth.passes, bandwidth.buffer_bytes >> 20,
                        static_cast<double>(bytes.bytes_per_token) / 1e6);
         }
-        fmt::print("| {:>8} | {:>20} | {:>10} | {:>6} |\n|---------:|---------------------:|-----------:|-------:|\n", "test", "t/s",
+        fmt::print("| {:>13} | {:>20} | {:>10} | {:>6} |\n|--------------:|---------------------:|-----------:|-------:|\n", "test", "t/s",
                    "bound t/s", "ratio");
     }
     // bound_tok_s = 0: no bound for this test (prompt processing, or no bandwidth measured).
-    GpuExpertTierStats tiers_before;
+    // The tiers' counters over the timed windows only (not the warm-up, the depth fill, the first token).
+    GpuExpertTierStats tiers_window, window_start;
     auto tier_snapshot = [&] {
         if (!placement->stats) return GpuExpertTierStats{};
         std::lock_guard lock(*placement->stats_mutex);
@@ -174,11 +174,12 @@ int run_bench(const BenchOptions& o) {
         nlohmann::ordered_json tiers;
         if (placement->stats) {
             const int64_t per_run = std::stoll(name.substr(2));
-            tiers = tier_delta(tiers_before, tier_snapshot(), static_cast<double>(per_run) * static_cast<double>(rates.size()));
+            tiers = tier_delta(GpuExpertTierStats{}, tiers_window, static_cast<double>(per_run) * static_cast<double>(rates.size()));
         }
         const double bound = bytes_per_token > 0 ? bandwidth.bytes_per_second / static_cast<double>(bytes_per_token) : 0.0;
         if (o.json) {
-            nlohmann::ordered_json r{{"test", name}, {"tokens_per_second", s.mean}, {"stddev", s.sd}, {"samples", rates}};
+            nlohmann::ordered_json r{{"test", name},       {"depth", o.depth},   {"tokens_per_second", s.mean},
+                                     {"stddev", s.sd},     {"samples", rates}};
             if (!tiers.is_null()) r["tiers"] = tiers;
             if (!profile.rows.empty()) r["gpu_profile"] = profile.json();
             if (bound > 0) {
@@ -188,12 +189,12 @@ int run_bench(const BenchOptions& o) {
             }
             results.push_back(r);
         } else if (bound > 0) {
-            fmt::print("| {:>8} | {:>11.2f} ± {:>6.2f} | {:>10.2f} | {:>5.1f}% |\n", name, s.mean, s.sd, bound, 100.0 * s.mean / bound);
+            fmt::print("| {:>13} | {:>11.2f} ± {:>6.2f} | {:>10.2f} | {:>5.1f}% |\n", name, s.mean, s.sd, bound, 100.0 * s.mean / bound);
         } else {
-            fmt::print("| {:>8} | {:>11.2f} ± {:>6.2f} | {:>10} | {:>6} |\n", name, s.mean, s.sd, "", "");
+            fmt::print("| {:>13} | {:>11.2f} ± {:>6.2f} | {:>10} | {:>6} |\n", name, s.mean, s.sd, "", "");
         }
         if (!o.json && !tiers.is_null()) {
-            fmt::print("|          | experts: hit {:.1f}%, CPU {:.1f}%, streamed {:.1f}%; per token: GPU wait {:.2f} ms, CPU experts "
+            fmt::print("|               | experts: hit {:.1f}%, CPU {:.1f}%, streamed {:.1f}%; per token: GPU wait {:.2f} ms, CPU experts "
                        "{:.2f} ms, host {:.2f} ms, {:.1f} MB streamed |\n",
                        100 * tiers["hit_rate"].get<double>(), 100 * tiers["cpu_share"].get<double>(),
                        100 * tiers["streamed_share"].get<double>(), tiers["ms_wait_gpu_per_token"].get<double>(),
@@ -203,44 +204,63 @@ int run_bench(const BenchOptions& o) {
         if (!o.json && !profile.rows.empty()) profile.print(name);
     };
 
+    // llama-bench's names: "pp512", "tg128 @ d8192".
+    auto test_name = [&](const char* kind, int64_t n) {
+        return o.depth > 0 ? fmt::format("{}{} @ d{}", kind, n, o.depth) : fmt::format("{}{}", kind, n);
+    };
+    // Random tokens up to the test's depth, in the session's prompt chunks.
+    auto fill_depth = [&](Session& session) -> Status {
+        if (o.depth == 0) return Status::ok();
+        std::vector<int32_t> tokens(static_cast<size_t>(o.depth));
+        for (auto& t : tokens) t = any_token(rng);
+        return session.append(tokens);
+    };
     for (int64_t np : o.n_prompt) {
         if (np <= 0) continue;
         std::vector<double> rates;
         OpProfile profile;
+        tiers_window = GpuExpertTierStats{};
         for (int r = -1; r < o.repetitions; ++r) {  // r = -1: warm-up, not counted
-            if (r == 0) tiers_before = tier_snapshot();
-            Session session(**model, SessionOptions{.n_ctx = np, .n_batch = o.n_batch}, pool);
+            Session session(**model, SessionOptions{.n_ctx = o.depth + np, .n_batch = o.n_batch}, pool);
+            if (Status s = fill_depth(session); !s) return report_failure("bench", s.message());
             std::vector<int32_t> tokens(static_cast<size_t>(np));
             for (auto& t : tokens) t = any_token(rng);
             static_cast<void>(gpu::op_profile_totals().take());
+            window_start = tier_snapshot();
             auto t0 = std::chrono::steady_clock::now();
             if (Status s = session.append(tokens); !s) return report_failure("bench", s.message());
             double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (r >= 0) tiers_window.add_window(window_start, tier_snapshot());
             if (r >= 0) rates.push_back(static_cast<double>(np) / secs);
             if (r >= 0) profile.add(gpu::op_profile_totals().take(), secs, np);
         }
-        report(fmt::format("pp{}", np), rates, 0, profile);
+        report(test_name("pp", np), rates, 0, profile);
     }
     for (int64_t ng : o.n_gen) {
         if (ng <= 0) continue;
         std::vector<double> rates;
         OpProfile profile;
+        tiers_window = GpuExpertTierStats{};
         for (int r = -1; r < o.repetitions; ++r) {
-            Session session(**model, SessionOptions{.n_ctx = ng + 1, .n_batch = o.n_batch}, pool);
+            Session session(**model, SessionOptions{.n_ctx = o.depth + ng + 1, .n_batch = o.n_batch}, pool);
+            if (Status s = fill_depth(session); !s) return report_failure("bench", s.message());
             int32_t first[1] = {any_token(rng)};
             if (Status s = session.append(first); !s) return report_failure("bench", s.message());
-            if (r == 0) tiers_before = tier_snapshot();
             static_cast<void>(gpu::op_profile_totals().take());  // the first token's pass is not measured
+            window_start = tier_snapshot();
             auto t0 = std::chrono::steady_clock::now();
             for (int64_t i = 0; i < ng; ++i) {
                 int32_t next[1] = {any_token(rng)};
                 if (Status s = session.append(next); !s) return report_failure("bench", s.message());
             }
             double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (r >= 0) tiers_window.add_window(window_start, tier_snapshot());
             if (r >= 0) rates.push_back(static_cast<double>(ng) / secs);
             if (r >= 0) profile.add(gpu::op_profile_totals().take(), secs, ng);
         }
-        report(fmt::format("tg{}", ng), rates, with_bound ? bytes.bytes_per_token + kv_bytes_per_token(cfg, ng) : 0,
+        // The bound is a CPU one (with_bound), so a one-position cache is a host cache.
+        const uint64_t kv_read = with_bound ? kv_bytes_per_token((*model)->make_kv_cache(1).bytes(), ng, o.depth) : 0;
+        report(test_name("tg", ng), rates, with_bound ? bytes.bytes_per_token + kv_read : 0,
                profile);
     }
     if (o.json) {
@@ -262,6 +282,9 @@ CommandRegistration registration("bench", "Measure prompt and generation speed (
     app.add_option("-m,--model", o->model, "GGUF model")->required();
     app.add_option("-p,--n-prompt", o->n_prompt, "Prompt lengths to test (0: skip)")->capture_default_str();
     app.add_option("-n,--n-gen", o->n_gen, "Generation lengths to test (0: skip)")->capture_default_str();
+    app.add_option("-d,--n-depth", o->depth, "Tokens already in the KV cache before each test (not timed)")
+        ->capture_default_str()
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
     app.add_option("-r,--repetitions", o->repetitions, "Measured runs per test")->capture_default_str()->check(CLI::Range(1, 1000));
     app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
     app.add_option("--spin-us", o->spin_us, "Microseconds pool threads poll before sleeping (0: sleep at once)")->capture_default_str();

@@ -53,6 +53,9 @@ struct GpuExpertTierStats {
     double cpu_cost_scale = 1;     // ... times this correction learnt from the steps since
     double decode_cpu_share = 0;   // share of a decode step's misses the CPU takes (feedback-tuned)
     double hit_rate() const { return expert_uses ? static_cast<double>(hits) / static_cast<double>(expert_uses) : 0.0; }
+    // Counters and seconds: this + (after - before), field by field (a report over several timed
+    // windows); the cost-model values are taken from `after`.
+    void add_window(const GpuExpertTierStats& before, const GpuExpertTierStats& after);
 };
 
 struct GpuExpertTierOptions {

@@ -1,0 +1,29 @@
+// GpuExpertTierStats arithmetic (experts/gpu_expert_tiers.h); compiled in every build, so reports
+// of a CPU-only binary link too.
+#include "experts/gpu_expert_tiers.h"
+
+namespace strata {
+
+void GpuExpertTierStats::add_window(const GpuExpertTierStats& before, const GpuExpertTierStats& after) {
+    layer_steps += after.layer_steps - before.layer_steps;
+    expert_uses += after.expert_uses - before.expert_uses;
+    hits += after.hits - before.hits;
+    cpu_experts += after.cpu_experts - before.cpu_experts;
+    streamed_experts += after.streamed_experts - before.streamed_experts;
+    routed_pairs += after.routed_pairs - before.routed_pairs;
+    hit_pairs += after.hit_pairs - before.hit_pairs;
+    cpu_pairs += after.cpu_pairs - before.cpu_pairs;
+    streamed_pairs += after.streamed_pairs - before.streamed_pairs;
+    admissions += after.admissions - before.admissions;
+    bytes_streamed += after.bytes_streamed - before.bytes_streamed;
+    bytes_cpu += after.bytes_cpu - before.bytes_cpu;
+    seconds_wait_gpu += after.seconds_wait_gpu - before.seconds_wait_gpu;
+    seconds_cpu += after.seconds_cpu - before.seconds_cpu;
+    seconds_plan += after.seconds_plan - before.seconds_plan;
+    cpu_expert_us = after.cpu_expert_us;
+    cpu_token_us = after.cpu_token_us;
+    cpu_cost_scale = after.cpu_cost_scale;
+    decode_cpu_share = after.decode_cpu_share;
+}
+
+}  // namespace strata
