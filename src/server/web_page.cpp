@@ -71,14 +71,23 @@ const shown = {strata_slots_busy: "busy slots", strata_queue_depth: "queued", st
   strata_generation_tokens_per_second: "gen tok/s", strata_prompt_tokens_per_second: "prompt tok/s",
   strata_kv_cache_used_tokens: "KV used", strata_kv_cache_capacity_tokens: "KV size",
   strata_batch_sequences_last: "batch size"};
+// Rows the hardware adds when present: the expert tiers (a model larger than VRAM) and each GPU.
+const hardware = {strata_expert_hit_rate: ["expert hits", v => (100 * v).toFixed(1) + "%"],
+  strata_gpu_memory_used_bytes: ["GPU memory", v => (v / 2 ** 30).toFixed(2) + " GiB"],
+  strata_gpu_utilization_percent: ["GPU busy", v => v.toFixed(0) + "%"],
+  strata_gpu_temperature_celsius: ["GPU temp", v => v.toFixed(0) + " °C"],
+  strata_gpu_power_watts: ["GPU power", v => v.toFixed(0) + " W"]};
 async function loadMetrics() {
   try {
     const r = await fetch("/metrics", {headers: headers()});
     if (!r.ok) return;
-    const rows = [];
+    const rows = [], row = (k, v) => "<tr><td>" + k + "</td><td>" + v + "</td></tr>";
     for (const line of (await r.text()).split("\n")) {
-      const [name, value] = line.split(" ");
-      if (shown[name]) rows.push("<tr><td>" + shown[name] + "</td><td>" + (+value).toFixed(value.includes(".") ? 1 : 0) + "</td></tr>");
+      if (!line || line[0] === "#") continue;
+      const cut = line.lastIndexOf(" ");  // labels may hold spaces (a GPU's name)
+      const name = line.slice(0, cut).split("{")[0], value = line.slice(cut + 1);
+      if (shown[name]) rows.push(row(shown[name], (+value).toFixed(value.includes(".") ? 1 : 0)));
+      else if (hardware[name]) rows.push(row(hardware[name][0], hardware[name][1](+value)));
     }
     $("metrics").innerHTML = rows.join("");
   } catch (e) {}
