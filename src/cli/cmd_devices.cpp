@@ -13,6 +13,10 @@
 #include "device/resolve.h"
 #include "device/select.h"
 #include "device/selftest.h"
+#include "gguf/reader.h"
+#include "plan/planner.h"
+#include "plan/render.h"
+#include "plan/units.h"
 
 namespace strata::cli {
 namespace {
@@ -25,7 +29,31 @@ struct DevicesOptions {
     std::string device = "auto";
     std::string for_archs;
     std::string sysfs_root;
+    std::string model;  // with --selftest: also plan this model on the chosen card
 };
+
+// `--selftest -m MODEL`: the memory plan of the model on the chosen card (its total memory, less
+// what others use when the driver says), or on the CPU when no card was chosen.
+int print_plan(const DevicesOptions& opts, const GpuDevice* card) {
+    if (opts.model.empty()) return 0;
+    auto file = GgufFile::open(opts.model);
+    if (!file) return report_failure("devices", file.status().message());
+    auto inventory = inventory_from_gguf(*file);
+    if (!inventory) return report_failure("devices", inventory.status().message());
+    auto weights = summarize_weights(*inventory);
+    if (!weights) return report_failure("devices", weights.status().message());
+    PlanRequest req;
+    if (card && card->vram_total_bytes > 0) {
+        const uint64_t used = card->stats.vram_used_bytes.value_or(0);
+        req.gpu = DeviceMemory{card->name, card->vram_total_bytes, card->vram_total_bytes - std::min(used, card->vram_total_bytes)};
+    }
+    auto ram = host_available_ram();
+    req.ram_bytes = ram ? *ram : 0;
+    const Plan plan = make_plan(*inventory, *weights, req);
+    fmt::print("\nmemory plan of {} on {} (strata plan -m ... for other sizes):\n{}", opts.model,
+               req.gpu ? card->name : std::string("the CPU"), render_plan_text(plan));
+    return plan.fits ? 0 : 1;
+}
 
 std::string ordinal_text(const GpuDevice& d) {
     if (!d.runtime_ordinal) return "-";
@@ -122,11 +150,12 @@ int run_selftest(const DeviceListing& listing, const DevicesOptions& opts, const
     if (!chosen) return report_failure("devices", chosen.status().message());
     if (!chosen->index) {
         fmt::print("selftest skipped: no usable GPU\n{}\n", chosen->explanation);
-        return 0;
+        return print_plan(opts, nullptr);
     }
+    const GpuDevice& card = listing.devices[*chosen->index];
     if (!opts.sysfs_root.empty()) {
         fmt::print("selftest skipped: --sysfs-root lists files, not a runtime to test\n{}\n", chosen->explanation);
-        return 0;
+        return print_plan(opts, &card);
     }
     fmt::print("{}\n", chosen->explanation);
     auto api = open_gpu_memory_api(chosen->vendor, *chosen->ordinal);
@@ -137,7 +166,8 @@ int run_selftest(const DeviceListing& listing, const DevicesOptions& opts, const
     SelftestReport report = run_memory_selftest(**api, so);
     for (const SelftestCheck& c : report.checks) fmt::print("  {:<4}  {}: {}\n", c.passed ? "ok" : "FAIL", c.name, c.detail);
     fmt::print("{}\n", report.passed() ? "selftest passed" : "selftest FAILED");
-    return report.passed() ? 0 : 1;
+    if (!report.passed()) return 1;
+    return print_plan(opts, &card);
 }
 
 int run_devices(const DevicesOptions& opts) {
@@ -205,6 +235,7 @@ static CommandRegistration reg("devices", "List every GPU, whether Strata can us
                  "Print one line for the device Strata would use: '<backend> <ordinal> <pci-bus-id> <arch> <name>', or 'cpu'");
     app.add_flag("--selftest", opts->selftest,
                  "Test the card --device picks through its runtime: memory, alignment, over-allocation, copy round trips and bandwidth");
+    app.add_option("-m,--model", opts->model, "With --selftest: also print this model's memory plan on the card");
     app.add_option("--selftest-mib", opts->selftest_mib, "MiB per copy round trip of --selftest")->capture_default_str()->check(CLI::Range(1, 65536));
     app.add_option("--device", opts->device, "Selection to resolve: auto, gpu, cpu, pci:BUS-ID, a UUID, an ordinal (N, cuda:N, hip:N) or a name fragment")
         ->capture_default_str();

@@ -5,7 +5,8 @@
 // names one card, matched across listings by PCI bus id — device/resolve.h) and `--ngl N`,
 // llama.cpp's -ngl (spelled with two dashes: CLI11 short options are one letter). 0 runs on the
 // CPU; any N > 0 puts every layer on the GPU — per-layer offload comes with the hybrid placement
-// work. When a GPU is chosen, one line on stderr says which card and why.
+// work. When a GPU is chosen, one line on stderr says which card and why. `--kv-type f16|f32`
+// sets the KV cache's element type wherever the model runs.
 //
 //   DeviceFlags device;  device.add_to(app);
 //   auto opts = device.options();  if (!opts) return report_failure("run", opts.status().message());
@@ -34,13 +35,15 @@ struct DeviceFlags {
             ->capture_default_str();
         app.add_option("--ngl,--n-gpu-layers", gpu_layers, "Layers on the GPU (llama.cpp's -ngl): 0 runs on the CPU, any N > 0 all");
         app.add_option("--gpu", gpu, "Deprecated: use --device N (runtime ordinal), --device pci:BUS-ID or --device UUID");
-        app.add_option("--kv-type", kv_type, "GPU KV cache type: f16 or f32")->capture_default_str();
+        app.add_option("--kv-type", kv_type, "KV cache type on the CPU and the GPU: f16 or f32")->capture_default_str();
     }
 
     Result<ComputeOptions> options() const {
         ComputeOptions o;
         if (kv_type != "f16" && kv_type != "f32") return Status::error("--kv-type: expected f16 or f32, got {:?}", kv_type);
+        // One flag for both caches: an `auto` run that falls back to the CPU keeps the type asked for.
         o.kv_f16 = kv_type == "f16";
+        o.cpu_kv_type = o.kv_f16 ? KvCacheType::F16 : KvCacheType::F32;
 
         auto kind = parse_compute_device(device);  // nullopt: an identity (pci:..., GPU-..., 1)
         if (gpu >= 0) {

@@ -1,19 +1,50 @@
 #include "kv/kv_cache.h"
 
+#include <algorithm>
+
+#include "core/fp16.h"
+
 namespace strata {
 
-KvCache::KvCache(int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim) : n_ctx_(n_ctx), k_dim_(k_dim), v_dim_(v_dim) {
-    for (int64_t l = 0; l < n_layer; ++l) {
-        k_.emplace_back(static_cast<size_t>(n_ctx * k_dim) * sizeof(float));
-        v_.emplace_back(static_cast<size_t>(n_ctx * v_dim) * sizeof(float));
+KvCache::KvCache(int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvCacheType type)
+    : KvCache(std::vector<bool>(static_cast<size_t>(n_layer), true), n_ctx, k_dim, v_dim, type) {}
+
+KvCache::KvCache(const std::vector<bool>& has_rows, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvCacheType type)
+    : n_ctx_(n_ctx), k_dim_(k_dim), v_dim_(v_dim), type_(type) {
+    const auto element = static_cast<size_t>(kv_element_bytes(type));
+    for (bool rows : has_rows) {
+        slot_.push_back(rows ? static_cast<int32_t>(k_.size()) : -1);
+        if (!rows) continue;
+        k_.emplace_back(static_cast<size_t>(n_ctx * k_dim) * element);
+        v_.emplace_back(static_cast<size_t>(n_ctx * v_dim) * element);
     }
 }
 
 uint64_t KvCache::bytes() const {
+    if (storage_) return storage_->bytes();
     uint64_t total = 0;
     for (const auto& b : k_) total += b.size();
     for (const auto& b : v_) total += b.size();
     return total;
+}
+
+namespace {
+// One row per token and layer: the scalar conversion (ggml's rounding, nearest even) costs
+// nothing next to the projections that produced the row, so it needs no SIMD path.
+void store_row(const float* src, int64_t n, KvCacheType type, uint8_t* dst) {
+    if (type == KvCacheType::F32) {
+        std::copy_n(src, n, reinterpret_cast<float*>(dst));
+        return;
+    }
+    auto* h = reinterpret_cast<uint16_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) h[i] = fp32_to_fp16(src[i]);
+}
+}  // namespace
+
+void KvCache::store(int64_t layer, int64_t pos, const float* k, const float* v) {
+    STRATA_CHECK(pos >= 0 && pos < n_ctx_, "KV store past the cache's context");
+    store_row(k, k_dim_, type_, row(k_, layer, pos, k_dim_));
+    store_row(v, v_dim_, type_, row(v_, layer, pos, v_dim_));
 }
 
 }  // namespace strata

@@ -1,29 +1,45 @@
 #pragma once
-// The attention KV cache: for each layer, keys and values of every position seen so far, as f32
-// rows of n_head_kv * head_dim. (f16 and int8 storage come with the GPU work.)
+// The attention KV cache: for each attention layer, keys and values of every position seen so
+// far, as rows of n_head_kv * head_dim elements, in f32 or f16 (KvCacheType). Rows are written
+// from f32 with store(), converted to the cache's type there, and read back by the CPU attention
+// (backend/cpu/attention.cpp), which widens f16 rows to f32 as it reads them (backend/cpu/f16_rows.h).
 //
-//   KvCache kv(cfg.n_layer, n_ctx, cfg.kv_dim_k(), cfg.kv_dim_v());
-//   float* k = kv.keys(layer, pos);   // row for position pos
+//   KvCache kv(cfg.n_layer, n_ctx, cfg.kv_dim_k(), cfg.kv_dim_v(), KvCacheType::F16);
+//   kv.store(layer, pos, k_row, v_row);          // f32 in, f16 kept
+//   const void* k = kv.key_row(layer, pos);      // elements of kv.type()
+//
+// Hybrid models (qwen3next, qwen35moe) give only their attention layers rows: the constructor
+// taking a per-layer mask maps each such layer to a slot, and their recurrent layers cost nothing.
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "core/aligned_buffer.h"
+#include "core/check.h"
 
 namespace strata {
+
+// Element type of a host KV cache. f32 keeps the attention exact; f16 halves the cache (and what
+// a decode step reads of it) at a rounding of 2^-11 relative per element, as llama.cpp's default.
+enum class KvCacheType { F32, F16 };
+inline int64_t kv_element_bytes(KvCacheType type) { return type == KvCacheType::F16 ? 2 : 4; }
 
 // Rows a backend keeps outside host memory (the GPU's device cache). The KvCache owns them, so
 // they live exactly as long as the session whose cache they are.
 class KvCacheStorage {
 public:
     virtual ~KvCacheStorage() = default;
+    virtual uint64_t bytes() const { return 0; }  // what the rows take where they live
 };
 
 class KvCache {
 public:
-    KvCache(int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim);
-    // A cache whose rows live in `storage` only: keys()/values() must not be called on it.
+    // Every one of n_layer layers gets rows.
+    KvCache(int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvCacheType type = KvCacheType::F32);
+    // Only layers with has_rows[il] get rows; the others must not be stored to or read.
+    KvCache(const std::vector<bool>& has_rows, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvCacheType type);
+    // A cache whose rows live in `storage` only: no row may be stored or read through it.
     KvCache(int64_t n_ctx, int64_t k_dim, int64_t v_dim, std::unique_ptr<KvCacheStorage> storage)
         : n_ctx_(n_ctx), k_dim_(k_dim), v_dim_(v_dim), storage_(std::move(storage)) {}
     KvCacheStorage* storage() const { return storage_.get(); }
@@ -31,15 +47,43 @@ public:
     int64_t n_ctx() const { return n_ctx_; }
     int64_t k_dim() const { return k_dim_; }
     int64_t v_dim() const { return v_dim_; }
+    KvCacheType type() const { return type_; }
+    bool has_layer(int64_t layer) const { return slot_of(layer) >= 0; }
+    int64_t n_stored_layers() const { return static_cast<int64_t>(k_.size()); }
+    // Bytes of the rows: host buffers, or the storage's own.
     uint64_t bytes() const;
 
-    float* keys(int64_t layer, int64_t pos) { return k_[static_cast<size_t>(layer)].as<float>() + pos * k_dim_; }
-    float* values(int64_t layer, int64_t pos) { return v_[static_cast<size_t>(layer)].as<float>() + pos * v_dim_; }
-    const float* keys(int64_t layer, int64_t pos) const { return k_[static_cast<size_t>(layer)].as<float>() + pos * k_dim_; }
-    const float* values(int64_t layer, int64_t pos) const { return v_[static_cast<size_t>(layer)].as<float>() + pos * v_dim_; }
+    // Writes position pos's key (k_dim floats) and value (v_dim floats) of a layer.
+    void store(int64_t layer, int64_t pos, const float* k, const float* v);
+
+    // Row addresses, elements of type() (float or IEEE half as uint16_t).
+    const void* key_row(int64_t layer, int64_t pos) const { return row(k_, layer, pos, k_dim_); }
+    const void* value_row(int64_t layer, int64_t pos) const { return row(v_, layer, pos, v_dim_); }
+
+    // Float views of an f32 cache (tests, and code that fills rows in place).
+    float* keys(int64_t layer, int64_t pos) { return f32_row(k_, layer, pos, k_dim_); }
+    float* values(int64_t layer, int64_t pos) { return f32_row(v_, layer, pos, v_dim_); }
+    const float* keys(int64_t layer, int64_t pos) const { return f32_row(k_, layer, pos, k_dim_); }
+    const float* values(int64_t layer, int64_t pos) const { return f32_row(v_, layer, pos, v_dim_); }
 
 private:
+    int64_t slot_of(int64_t layer) const {
+        return layer >= 0 && layer < static_cast<int64_t>(slot_.size()) ? slot_[static_cast<size_t>(layer)] : -1;
+    }
+    // One helper for the const and the mutable views: the buffers are the cache's own.
+    uint8_t* row(const std::vector<AlignedBuffer>& rows, int64_t layer, int64_t pos, int64_t dim) const {
+        const int64_t s = slot_of(layer);
+        STRATA_CHECK(s >= 0, "KV rows of a layer without a cache (a recurrent layer?)");
+        return const_cast<uint8_t*>(rows[static_cast<size_t>(s)].data()) + (pos * dim) * kv_element_bytes(type_);
+    }
+    float* f32_row(const std::vector<AlignedBuffer>& rows, int64_t layer, int64_t pos, int64_t dim) const {
+        STRATA_CHECK(type_ == KvCacheType::F32, "float view of an f16 KV cache");
+        return reinterpret_cast<float*>(row(rows, layer, pos, dim));
+    }
+
     int64_t n_ctx_, k_dim_, v_dim_;
+    KvCacheType type_ = KvCacheType::F32;
+    std::vector<int32_t> slot_;  // per model layer: its index in k_/v_, or -1 (no rows)
     std::vector<AlignedBuffer> k_, v_;
     std::unique_ptr<KvCacheStorage> storage_;
 };

@@ -14,7 +14,10 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file) {
 }
 
 KvCache Model::make_kv_cache(int64_t n_ctx) const {
-    return KvCache(config_.n_layer, n_ctx, config_.kv_dim_k(), config_.kv_dim_v());
+    // The planner's context_memory (plan/allocations.cpp) counts the same layers.
+    std::vector<bool> attention(config_.n_layer);
+    for (uint32_t il = 0; il < config_.n_layer; ++il) attention[il] = !config_.is_recurrent_layer(il);
+    return KvCache(attention, n_ctx, config_.kv_dim_k(), config_.kv_dim_v(), kv_type_);
 }
 
 }  // namespace strata

@@ -4,6 +4,7 @@
 // blocks of model/blocks/.
 //
 //   STRATA_ASSIGN_OR_RETURN(auto model, Model::load(gguf));
+//   model->set_kv_type(KvCacheType::F16);                      // optional: f32 unless set
 //   KvCache kv = model->make_kv_cache(n_ctx);
 //   model->forward(batch, kv, logits, LogitsFor::All, ctx);   // n_tokens × n_vocab floats
 //   RecurrentState rs = model->make_recurrent_state();          // hybrid models' other per-sequence state
@@ -51,8 +52,14 @@ public:
     // the model (weights point into its mapping).
     static Result<std::unique_ptr<Model>> load(const GgufFile& file);
 
-    // A backend that keeps the cache elsewhere (the GPU) returns one holding its own storage.
+    // Rows for the attention layers only (hybrid models' recurrent layers keep a RecurrentState
+    // instead), of kv_type(). A backend that keeps the cache elsewhere (the GPU) returns one
+    // holding its own storage.
     virtual KvCache make_kv_cache(int64_t n_ctx) const;
+    // The element type of the host caches make_kv_cache returns. f32 unless set: the exact cache
+    // the reference tests hold the engine to; the commands set `--kv-type` (f16 by default).
+    void set_kv_type(KvCacheType type) { kv_type_ = type; }
+    KvCacheType kv_type() const { return kv_type_; }
     // Where forward() runs, for reports: "cpu", or "CUDA NVIDIA H200 (sm_90)".
     virtual std::string device_name() const { return "cpu"; }
 
@@ -93,6 +100,7 @@ public:
 
 protected:
     ModelConfig config_;
+    KvCacheType kv_type_ = KvCacheType::F32;
 };
 
 // Architecture factories (model/arch/*.cpp).

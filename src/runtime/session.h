@@ -62,6 +62,7 @@ public:
     int64_t n_vocab() const { return model_.config().n_vocab; }
     int64_t n_past() const { return static_cast<int64_t>(tokens_.size()); }
     int64_t n_ctx() const { return options_.n_ctx; }
+    uint64_t kv_bytes() const { return kv_.bytes(); }  // fixed at construction: safe to read from any thread
     // Whether the model keeps a recurrent state for this session (hybrid models): such a state
     // changes in place during a forward pass, so a pass that failed half-way cannot be re-run.
     bool has_recurrent_state() const { return !recurrent_.empty(); }

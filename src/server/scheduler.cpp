@@ -107,9 +107,8 @@ SchedulerStats Scheduler::stats() const {
     s.slots = options_.n_slots;
     for (const auto& slot : slots_) s.kv_used_tokens += slot->kv_used.load(std::memory_order_relaxed);
     s.kv_capacity_tokens = options_.n_ctx * options_.n_slots;
-    const ModelConfig& c = model_.config();
-    s.kv_bytes = uint64_t{c.n_layer} * uint64_t(options_.n_ctx) * (c.kv_dim_k() + c.kv_dim_v()) * sizeof(float) *
-                 uint64_t(options_.n_slots);
+    // What the caches hold, whatever their element type and layers (hybrid models: attention only).
+    for (const auto& slot : slots_) s.kv_bytes += slot->session.kv_bytes();
     s.steps = step_stats_.steps;
     s.fused_steps = step_stats_.fused_steps;
     s.step_sequences = step_stats_.step_sequences;

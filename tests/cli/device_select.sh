@@ -44,6 +44,12 @@ out=$("$strata" devices --sysfs-root "$empty" --selftest) || fail "selftest with
 [[ $out == "selftest skipped: no usable GPU"* ]] || fail "selftest without a GPU: $out"
 out=$("$strata" devices --sysfs-root "$root" --for-archs all --selftest) || fail "selftest on a fake tree must exit 0: $out"
 [[ $out == "selftest skipped: --sysfs-root"*"HIP GPU 1 (pci 0000:03:00.0"* ]] || fail "selftest on a fake tree: $out"
+# -m: the model's memory plan on the card the self-test picked (the fake 16 GB RX 9070 XT), or on
+# the CPU when there is none.
+out=$("$strata" devices --sysfs-root "$root" --for-archs all --selftest -m "$model") || fail "selftest -m on a fake tree: $out"
+[[ $out == *"memory plan of"*"VRAM"*"FITS"* ]] || fail "selftest -m on a fake tree lacks the plan: $out"
+out=$("$strata" devices --sysfs-root "$empty" --selftest -m "$model") || fail "selftest -m without a GPU: $out"
+[[ $out == *"on the CPU"*"everything runs on the CPU"* ]] || fail "selftest -m without a GPU: $out"
 # This machine as it is: skipped without a usable GPU, passed with one (GPU builds on GPU machines).
 out=$("$strata" devices --selftest --selftest-mib 16) || fail "selftest here: $out"
 [[ $out == "selftest skipped: no usable GPU"* || $out == *"selftest passed" ]] || fail "selftest here: $out"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `strata parity` on every reference model in both modes (batch and token-by-token decode), as a
-# user would run it; plus the GPU backend, which must pass on a GPU machine and skip (exit 0)
-# elsewhere. Thresholds are the command's defaults (NMSE 1e-4, top-1 90%).
+# user would run it, with the f32 and the f16 KV cache (`--kv-type`); plus the GPU backend, which
+# must pass on a GPU machine and skip (exit 0) elsewhere. Thresholds are the command's defaults
+# (NMSE 1e-4, top-1 90%).
 set -euo pipefail
 strata="$1"
 data="${STRATA_TESTDATA:-$2}"
@@ -9,6 +10,12 @@ refs=("$data"/models/*.ref.gguf)
 [[ -e "${refs[0]}" ]] || { echo "parity: test data missing under $data, skipped"; exit 0; }
 for ref in "${refs[@]}"; do
   model="${ref%.ref.gguf}.gguf"
-  "$strata" parity "$model" "$ref" --mode both -t 2
+  "$strata" parity "$model" "$ref" --mode both -t 2                 # the f16 KV cache (default)
+  "$strata" parity "$model" "$ref" --mode both -t 2 --kv-type f32
 done
+# A KV type the CPU does not have is refused, naming the ones it has.
+if out=$("$strata" parity "${refs[0]%.ref.gguf}.gguf" "${refs[0]}" --kv-type q4 2>&1); then
+  echo "FAIL: --kv-type q4 must fail" >&2; exit 1
+fi
+[[ $out == *"expected f16 or f32"* ]] || { echo "FAIL: --kv-type q4: $out" >&2; exit 1; }
 "$strata" parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --backend gpu --mode both

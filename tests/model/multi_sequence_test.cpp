@@ -129,13 +129,14 @@ void expect_same_logits(const std::vector<Sequence>& want, const std::vector<Seq
 
 class MultiSequence : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(MultiSequence, FusedPassGivesEachSequenceItsOwnLogits) {
-    const std::string path = test::testdata_path("models/" + GetParam() + ".gguf");
+void check_fused_pass(const std::string& name, KvCacheType kv_type) {
+    const std::string path = test::testdata_path("models/" + name + ".gguf");
     STRATA_SKIP_IF_MISSING(path);
     auto file = GgufFile::open(path);
     ASSERT_TRUE(file);
     auto model = Model::load(*file);
     ASSERT_TRUE(model) << model.status().message();
+    (*model)->set_kv_type(kv_type);
     EXPECT_TRUE((*model)->fuses_sequences()) << "every CPU architecture has a fused multi-sequence pass";
     ThreadPool pool(ThreadPool::Options{.threads = 2});
     CpuContext ctx(pool);
@@ -148,6 +149,11 @@ TEST_P(MultiSequence, FusedPassGivesEachSequenceItsOwnLogits) {
         EXPECT_EQ(got[i].state.n_past(), static_cast<int64_t>(parts()[i].prefix.size() + parts()[i].chunk.size()));
     }
 }
+
+TEST_P(MultiSequence, FusedPassGivesEachSequenceItsOwnLogits) { check_fused_pass(GetParam(), KvCacheType::F32); }
+
+// An f16 cache is per sequence too: rows are rounded on store whatever else shares the batch.
+TEST_P(MultiSequence, FusedPassWithAnF16CacheToo) { check_fused_pass(GetParam(), KvCacheType::F16); }
 
 TEST_P(MultiSequence, DefaultPassLoopsOverTheSequences) {
     const std::string path = test::testdata_path("models/" + GetParam() + ".gguf");

@@ -36,6 +36,29 @@ TEST_P(ModelParity, MatchesTransformersLogits) {
     }
 }
 
+// The same with an f16 KV cache (`--kv-type f16`): the rounding of keys and values to half
+// precision must keep every model in the same band.
+TEST_P(ModelParity, MatchesTransformersLogitsWithAnF16Cache) {
+    const std::string name = GetParam();
+    const std::string model_path = test::testdata_path("models/" + name + ".gguf");
+    const std::string ref_path = test::testdata_path("models/" + name + ".ref.gguf");
+    STRATA_SKIP_IF_MISSING(model_path);
+    STRATA_SKIP_IF_MISSING(ref_path);
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    const ModelLoader f16_cache = [](const GgufFile& f) -> Result<std::unique_ptr<Model>> {
+        STRATA_ASSIGN_OR_RETURN(auto model, Model::load(f));
+        model->set_kv_type(KvCacheType::F16);
+        return model;
+    };
+    for (int64_t chunk : {0, 1, 5}) {
+        auto report = run_parity(model_path, ref_path, chunk, pool, f16_cache);
+        ASSERT_TRUE(report) << report.status().message();
+        SCOPED_TRACE(chunk == 0 ? "one batch" : "chunks of " + std::to_string(chunk));
+        EXPECT_LT(report->nmse, 1e-5) << name;
+        EXPECT_GE(report->top1_agree, report->n_tokens - 1) << name;
+    }
+}
+
 // Every architecture of the fixtures: Llama family (llama, qwen3, qwen3moe, mixtral), deepseek2
 // (MLA, grouped sigmoid routing, shared experts), gpt-oss (sinks, sliding window, YaRN, clamped
 // SwiGLU) and the gated-DeltaNet hybrids (qwen3next, qwen35moe).

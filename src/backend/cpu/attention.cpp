@@ -4,22 +4,52 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/cpu/f16_rows.h"
+
 namespace strata {
 
 namespace {
-// q·k in eight independent partial sums: one running sum is a chain of dependent adds that the
-// compiler may not reorder, which made this loop ~4% of a decode step at a depth of only ~30.
-float dot_lanes(const float* a, const float* b, int64_t n) {
-    constexpr int kLanes = 8;
-    float lane[kLanes] = {};
-    int64_t d = 0;
-    for (; d + kLanes <= n; d += kLanes) {
-        for (int l = 0; l < kLanes; ++l) lane[l] += a[d + l] * b[d + l];
+// One kv head's keys or values of one layer: f32 rows are read in place; f16 rows go through the
+// F16RowKernels, which widen as they read and do the same float operations per row. The f32
+// path's dot product keeps eight independent partial sums (dot_eight_lanes): one running sum is
+// a chain of dependent adds that the compiler may not reorder, which made this loop ~4% of a
+// decode step at a depth of only ~30.
+class HeadRows {
+public:
+    HeadRows(const void* layer_rows, int64_t row_dim, int64_t offset, int64_t head_dim, KvCacheType type,
+             const F16RowKernels& f16)
+        : base_(layer_rows), row_dim_(row_dim), offset_(offset), head_dim_(head_dim), type_(type), f16_(f16) {}
+
+    // scores[j] = (q · row j) · scale for j in [j0, j1).
+    void dots(const float* q, int64_t j0, int64_t j1, float scale, float* scores) const {
+        if (type_ == KvCacheType::F16) {
+            f16_.dots(q, half_row(j0), row_dim_, j1 - j0, head_dim_, scale, scores + j0);
+            return;
+        }
+        for (int64_t j = j0; j < j1; ++j) scores[j] = dot_eight_lanes(q, float_row(j), head_dim_) * scale;
     }
-    float s = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-    for (; d < n; ++d) s += a[d] * b[d];
-    return s;
-}
+    // out += (weights[j] · inv) · row j for j in [j0, j1).
+    void accumulate(const float* weights, float inv, int64_t j0, int64_t j1, float* out) const {
+        if (type_ == KvCacheType::F16) {
+            f16_.accumulate(weights + j0, inv, half_row(j0), row_dim_, j1 - j0, head_dim_, out);
+            return;
+        }
+        for (int64_t j = j0; j < j1; ++j) {
+            const float* v = float_row(j);
+            const float w = weights[j] * inv;
+            for (int64_t d = 0; d < head_dim_; ++d) out[d] += w * v[d];
+        }
+    }
+
+private:
+    const float* float_row(int64_t j) const { return static_cast<const float*>(base_) + j * row_dim_ + offset_; }
+    const uint16_t* half_row(int64_t j) const { return static_cast<const uint16_t*>(base_) + j * row_dim_ + offset_; }
+
+    const void* base_;
+    int64_t row_dim_, offset_, head_dim_;
+    KvCacheType type_;
+    const F16RowKernels& f16_;
+};
 }  // namespace
 
 void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
@@ -29,6 +59,9 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
     const int64_t n_work = n_tokens * p.n_head;
     float* scores_all = ctx.scratch_floats(CpuContext::kAttentionScoresSlot,
                                            static_cast<size_t>(ctx.pool().size() * n_kv_max));
+    const F16RowKernels& f16 = f16_row_kernels();
+    const void* key_rows = kv.key_row(layer, 0);
+    const void* value_rows = kv.value_row(layer, 0);
     ctx.pool().parallel_for(n_work, [&](int64_t w0, int64_t w1, int worker) {
         float* scores = scores_all + worker * n_kv_max;
         for (int64_t w = w0; w < w1; ++w) {
@@ -36,28 +69,22 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
             const int64_t n_kv = pos0 + t + 1;  // causal: this token sees positions <= its own
             const int64_t j0 = p.sliding_window > 0 ? std::max<int64_t>(0, n_kv - p.sliding_window) : 0;
             const float* qh = q + (t * p.n_head + h) * p.head_dim_k;
+            const HeadRows keys(key_rows, kv.k_dim(), kvh * p.head_dim_k, p.head_dim_k, kv.type(), f16);
+            const HeadRows values(value_rows, kv.v_dim(), kvh * p.head_dim_v, p.head_dim_v, kv.type(), f16);
+            keys.dots(qh, j0, n_kv, p.scale, scores);
             // A sink takes part in the normalization as one more logit, so with it the kept
             // weights sum to less than one.
             const float sink = p.sinks ? p.sinks[h] : -INFINITY;
             float max = sink;
-            for (int64_t j = j0; j < n_kv; ++j) {
-                const float* k = kv.keys(layer, j) + kvh * p.head_dim_k;
-                scores[j] = dot_lanes(qh, k, p.head_dim_k) * p.scale;
-                max = std::max(max, scores[j]);
-            }
+            for (int64_t j = j0; j < n_kv; ++j) max = std::max(max, scores[j]);
             float sum = p.sinks ? std::exp(sink - max) : 0.0f;
             for (int64_t j = j0; j < n_kv; ++j) {
                 scores[j] = std::exp(scores[j] - max);
                 sum += scores[j];
             }
-            const float inv = 1.0f / sum;
             float* o = out + (t * p.n_head + h) * p.head_dim_v;
             std::fill(o, o + p.head_dim_v, 0.0f);
-            for (int64_t j = j0; j < n_kv; ++j) {
-                const float* v = kv.values(layer, j) + kvh * p.head_dim_v;
-                const float wj = scores[j] * inv;
-                for (int64_t d = 0; d < p.head_dim_v; ++d) o[d] += wj * v[d];
-            }
+            values.accumulate(scores, 1.0f / sum, j0, n_kv, o);
         }
     });
 }

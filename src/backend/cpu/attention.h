@@ -3,7 +3,8 @@
 //
 //   cpu_attention(q, kv, layer, n_tokens, pos0, params, out, ctx);
 // q: n_tokens rows of n_head * head_dim_k (already roped); the cache holds positions
-// [0, pos0 + n_tokens) of this layer; out: n_tokens rows of n_head * head_dim_v.
+// [0, pos0 + n_tokens) of this layer, in f32 or f16 (widened as it is read, backend/cpu/f16_rows.h);
+// out: n_tokens rows of n_head * head_dim_v.
 
 #include <cstdint>
 

@@ -50,6 +50,7 @@ struct GpuLayer {
 class GpuKvStorage final : public KvCacheStorage {
 public:
     template <typename... Args> explicit GpuKvStorage(Args&&... args) : cache(std::forward<Args>(args)...) {}
+    uint64_t bytes() const override { return cache.bytes(); }
     gpu::GpuKvCache cache;
 };
 

@@ -27,12 +27,20 @@ bool gpu_supports_architecture(const std::string& arch) {
     return arch == "llama" || arch == "qwen3" || arch == "qwen3moe";
 }
 
+namespace {
+Result<std::unique_ptr<Model>> load_on_cpu(const GgufFile& file, const ComputeOptions& options) {
+    STRATA_ASSIGN_OR_RETURN(auto model, Model::load(file));
+    model->set_kv_type(options.cpu_kv_type);
+    return model;
+}
+}  // namespace
+
 Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const ComputeOptions& options) {
-    if (options.device == ComputeDevice::Cpu) return Model::load(file);
+    if (options.device == ComputeDevice::Cpu) return load_on_cpu(file, options);
     STRATA_ASSIGN_OR_RETURN(ModelConfig config, ModelConfig::from_gguf(file));
     const std::string why = gpu_unavailable_reason();
     const bool arch_ok = gpu_supports_architecture(config.arch);
-    if (options.device == ComputeDevice::Auto && (!why.empty() || !arch_ok)) return Model::load(file);
+    if (options.device == ComputeDevice::Auto && (!why.empty() || !arch_ok)) return load_on_cpu(file, options);
     if (!why.empty()) return Status::error("--device gpu: {} (run with --device cpu)", why);
     if (!arch_ok) {
         return Status::error("--device gpu: architecture {} has no GPU forward pass yet (supported: llama, qwen3, "
@@ -44,7 +52,7 @@ Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const Compute
     // Auto: a model the GPU cannot take yet (a weight type without a kernel, too little VRAM)
     // still runs, on the CPU, and the user learns why.
     fmt::print(stderr, "strata: running on the CPU: {}\n", gpu_model.status().message());
-    return Model::load(file);
+    return load_on_cpu(file, options);
 }
 
 }  // namespace strata

@@ -37,6 +37,9 @@ struct ComputeOptions {
     ComputeDevice device = ComputeDevice::Cpu;
     int gpu_ordinal = 0;       // the runtime's device number
     bool kv_f16 = true;        // GPU KV cache in f16 (as llama.cpp); false: f32
+    // The KV cache of a model that runs on the CPU: f16 as on the GPU, since the CPU attention
+    // reads half the bytes with the same arithmetic and measured faster (f32: exact, for references).
+    KvCacheType cpu_kv_type = KvCacheType::F16;
     // > 0: every byte the model allocates on the GPU counts against this (--vram-budget), so a
     // large card behaves as a smaller one.
     uint64_t vram_budget = 0;

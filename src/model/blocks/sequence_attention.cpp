@@ -2,8 +2,6 @@
 // concatenated over sequences for the projections; here each sequence writes its own cache and
 // attends over it alone, with the same call a one-sequence batch makes, so a row's attention
 // output does not depend on what else shares its batch.
-#include <algorithm>
-
 #include "core/check.h"
 #include "model/blocks/blocks.h"
 
@@ -18,8 +16,7 @@ void store_and_attend(const Batch& batch, int64_t layer, const float* k, int64_t
         STRATA_CHECK(s.pos0 + s.n_tokens <= kv.n_ctx(), "batch runs past the KV cache");
         for (int64_t t = 0; t < s.n_tokens; ++t) {
             const int64_t row = s.first + t;
-            std::copy_n(k + row * k_stride, kv.k_dim(), kv.keys(layer, s.pos0 + t));
-            std::copy_n(v + row * v_stride, kv.v_dim(), kv.values(layer, s.pos0 + t));
+            kv.store(layer, s.pos0 + t, k + row * k_stride, v + row * v_stride);  // converted to the cache's type
         }
         cpu_attention(q + s.first * q_stride, kv, layer, s.n_tokens, s.pos0, p, out + s.first * out_stride, ctx);
     }
