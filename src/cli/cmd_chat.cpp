@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/sampling_flags.h"
+#include "cli/tier_flags.h"
 #include "core/file.h"
 #include "runtime/generate.h"
 #include "runtime/loaded_model.h"
@@ -23,6 +24,8 @@ struct ChatOptions {
     int64_t n_ctx = 4096;
     int threads = 0;
     SamplingFlags sampling;
+    DeviceFlags device;
+    TierFlags tiers;
 };
 
 int64_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
@@ -38,16 +41,17 @@ int run_chat(const ChatOptions& o) {
         if (!t) return report_failure("chat", t.status().message());
         template_text = *t;
     }
-    auto lm = LoadedModel::load(o.model, template_text);
-    if (!lm) return report_failure("chat", lm.status().message());
-    if (!(*lm)->chat_template) {
+    auto placed = load_placed(o.model, template_text, o.device, o.tiers, o.n_ctx, 512);
+    if (!placed) return report_failure("chat", placed.status().message());
+    LoadedModel* lm = placed->loaded.get();
+    if (!lm->chat_template) {
         return report_failure("chat", o.model + " has no chat template; give one with --chat-template FILE.jinja");
     }
     SamplingParams sp = o.sampling.params();
     if (Status s = sp.validate(); !s) return report_failure("chat", s.message());
     ThreadPool pool(ThreadPool::Options{.threads = o.threads});
-    Session session(*(*lm)->model, SessionOptions{.n_ctx = o.n_ctx}, pool);
-    const Tokenizer& tok = *(*lm)->tokenizer;
+    Session session(*lm->model, SessionOptions{.n_ctx = o.n_ctx}, pool);
+    const Tokenizer& tok = *lm->tokenizer;
 
     nlohmann::ordered_json messages = nlohmann::ordered_json::array();
     auto reset = [&] {
@@ -56,7 +60,7 @@ int run_chat(const ChatOptions& o) {
     };
     reset();
     fmt::print(stderr, "strata chat: {} loaded in {:.2f} s. Type a message; /reset starts over, /exit quits.\n",
-               o.model, (*lm)->load_seconds);
+               o.model, lm->load_seconds);
     std::string line;
     for (;;) {
         fmt::print(stderr, "> ");
@@ -71,9 +75,9 @@ int run_chat(const ChatOptions& o) {
         }
         if (line.empty()) continue;
         messages.push_back({{"role", "user"}, {"content", line}});
-        auto rendered = (*lm)->render_chat(messages, true);
+        auto rendered = lm->render_chat(messages, true);
         if (!rendered) return report_failure("chat", rendered.status().message());
-        std::vector<int32_t> ids = (*lm)->tokenize_chat(*rendered);
+        std::vector<int32_t> ids = lm->tokenize_chat(*rendered);
         const int64_t keep = common_prefix(session.tokens(), ids);
         // At least the last token must be run again so that the session's logits belong to it.
         session.truncate(std::min<int64_t>(keep, static_cast<int64_t>(ids.size()) - 1));
@@ -110,6 +114,8 @@ CommandRegistration registration("chat", "Chat with a model in the terminal", []
     app.add_option("-c,--ctx-size", o->n_ctx, "Context size in tokens")->capture_default_str()->check(CLI::Range(16, 1 << 24));
     app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
     o->sampling.add_to(app);
+    o->device.add_to(app);
+    o->tiers.add_to(app);
     return [o] { return run_chat(*o); };
 });
 

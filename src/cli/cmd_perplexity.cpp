@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "cli/command.h"
+#include "cli/tier_flags.h"
 #include "core/file.h"
 #include "runtime/loaded_model.h"
 #include "runtime/perplexity.h"
@@ -18,14 +19,17 @@ struct PerplexityCliOptions {
     int64_t n_batch = 512;
     int threads = 0;
     bool json = false;
+    DeviceFlags device;
+    TierFlags tiers;
 };
 
 int run_perplexity(const PerplexityCliOptions& o) {
     auto text = read_file_to_string(o.file);
     if (!text) return report_failure("perplexity", text.status().message());
-    auto lm = LoadedModel::load(o.model);
-    if (!lm) return report_failure("perplexity", lm.status().message());
-    const Tokenizer& tok = *(*lm)->tokenizer;
+    auto placed = load_placed(o.model, "", o.device, o.tiers, o.ctx, o.n_batch);
+    if (!placed) return report_failure("perplexity", placed.status().message());
+    LoadedModel* lm = placed->loaded.get();
+    const Tokenizer& tok = *lm->tokenizer;
     const std::vector<int32_t> ids = tok.encode(*text, /*add_bos=*/false, /*parse_special=*/false);
     ThreadPool pool(ThreadPool::Options{.threads = o.threads});
     PerplexityOptions popt;
@@ -33,7 +37,7 @@ int run_perplexity(const PerplexityCliOptions& o) {
     popt.n_batch = o.n_batch;
     popt.progress = [](int64_t done, int64_t all) { fmt::print(stderr, "\rperplexity: window {}/{}", done, all); };
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = compute_perplexity(*(*lm)->model, ids, tok.bos_id(), popt, pool);
+    auto r = compute_perplexity(*lm->model, ids, tok.bos_id(), popt, pool);
     fmt::print(stderr, "\n");
     if (!r) return report_failure("perplexity", r.status().message());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -56,6 +60,8 @@ CommandRegistration registration("perplexity", "Perplexity of a model on a text 
     app.add_option("-b,--batch-size", o->n_batch, "Tokens per forward pass")->capture_default_str()->check(CLI::Range(1, 1 << 16));
     app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
     app.add_flag("--json", o->json, "Print the result as one JSON object");
+    o->device.add_to(app);
+    o->tiers.add_to(app);
     return [o] { return run_perplexity(*o); };
 });
 

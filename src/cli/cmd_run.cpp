@@ -44,24 +44,19 @@ int run_generate(RunOptions o) {
         if (!t) return report_failure("run", t.status().message());
         template_text = *t;
     }
-    auto compute = o.device.options();
-    if (!compute) return report_failure("run", compute.status().message());
-    auto file = GgufFile::open(o.model);
-    if (!file) return report_failure("run", file.status().message());
-    auto placement = o.tiers.place(*file, *compute, o.n_ctx, o.n_batch);  // experts tiered when VRAM is short
-    if (!placement) return report_failure("run", placement.status().message());
-    auto lm = LoadedModel::load(o.model, template_text, *compute);
-    if (!lm) return report_failure("run", lm.status().message());
-    const Tokenizer& tok = *(*lm)->tokenizer;
+    auto placed = load_placed(o.model, template_text, o.device, o.tiers, o.n_ctx, o.n_batch);
+    if (!placed) return report_failure("run", placed.status().message());
+    LoadedModel* lm = placed->loaded.get();
+    const Tokenizer& tok = *lm->tokenizer;
 
     std::vector<int32_t> ids;
     if (o.chat) {
         nlohmann::ordered_json messages = nlohmann::ordered_json::array();
         if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
         messages.push_back({{"role", "user"}, {"content", o.prompt}});
-        auto rendered = (*lm)->render_chat(messages, true);
+        auto rendered = lm->render_chat(messages, true);
         if (!rendered) return report_failure("run", rendered.status().message());
-        ids = (*lm)->tokenize_chat(*rendered);
+        ids = lm->tokenize_chat(*rendered);
     } else {
         ids = tok.encode(o.prompt, tok.wants_bos(), /*parse_special=*/false);
     }
@@ -73,7 +68,7 @@ int run_generate(RunOptions o) {
     }
 
     ThreadPool pool(ThreadPool::Options{.threads = o.threads});
-    Session session(*(*lm)->model, SessionOptions{.n_ctx = o.n_ctx, .n_batch = o.n_batch}, pool);
+    Session session(*lm->model, SessionOptions{.n_ctx = o.n_ctx, .n_batch = o.n_batch}, pool);
     const auto t0 = std::chrono::steady_clock::now();
     if (Status s = session.append(ids); !s) return report_failure("run", s.message());
     const double prompt_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -88,9 +83,9 @@ int run_generate(RunOptions o) {
     });
     std::fputc('\n', stdout);
     if (!result) return report_failure("run", result.status().message());
-    fmt::print(stderr, "\non {}", (*lm)->model->device_name());
+    fmt::print(stderr, "\non {}", lm->model->device_name());
     fmt::print(stderr, "\nload {:.2f} s | prompt {} tokens, {:.1f} tok/s | generated {} tokens, {:.1f} tok/s | finish: {}\n",
-               (*lm)->load_seconds, ids.size(), static_cast<double>(ids.size()) / prompt_seconds, result->n_generated,
+               lm->load_seconds, ids.size(), static_cast<double>(ids.size()) / prompt_seconds, result->n_generated,
                result->seconds > 0 ? static_cast<double>(result->n_generated) / result->seconds : 0.0,
                finish_reason_name(result->finish));
     return 0;

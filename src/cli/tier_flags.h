@@ -12,8 +12,10 @@
 
 #include <string>
 
+#include "cli/device_flags.h"
 #include "plan/units.h"
 #include "runtime/gpu_placement.h"
+#include "runtime/loaded_model.h"
 
 namespace strata::cli {
 
@@ -59,5 +61,21 @@ struct TierFlags {
         return place_on_gpu(file, compute, req);
     }
 };
+
+// What `run`, `chat` and `perplexity` load: the model where --device says, placed by the memory
+// plan first (its expert tiers when VRAM is short).
+struct PlacedModel {
+    std::unique_ptr<LoadedModel> loaded;
+    GpuPlacement placement;
+};
+inline Result<PlacedModel> load_placed(const std::string& path, const std::string& chat_template, const DeviceFlags& device,
+                                       const TierFlags& tiers, int64_t n_ctx, int64_t n_batch) {
+    STRATA_ASSIGN_OR_RETURN(ComputeOptions compute, device.options());
+    STRATA_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
+    PlacedModel out;
+    STRATA_ASSIGN_OR_RETURN(out.placement, tiers.place(file, compute, n_ctx, n_batch));
+    STRATA_ASSIGN_OR_RETURN(out.loaded, LoadedModel::load(path, chat_template, compute));
+    return out;
+}
 
 }  // namespace strata::cli
