@@ -27,6 +27,33 @@ TEST(ChatTemplateLimits, HugeRepetitionStopsWithAnError) {
     EXPECT_EQ(render_error("{{ '' * 1000000000000 }}"), "");  // empty result, instantly
 }
 
+// Nesting as deep as a template likes would overflow the stack (the fuzzer found a recursive macro
+// that did, in a sanitizer build): the parser and the renderer stop with an error instead.
+TEST(ChatTemplateLimits, DeepNestingStopsWithAnErrorNotACrash) {
+    const int n = 200000;
+    const std::string parens = "{{ " + std::string(n, '(') + "1" + std::string(n, ')') + " }}";
+    EXPECT_NE(render_error(parens).find("nested too deeply"), std::string::npos);
+    std::string nots = "{{ ";
+    for (int i = 0; i < n; ++i) nots += "not ";
+    EXPECT_NE(render_error(nots + "x }}").find("nested too deeply"), std::string::npos);
+    std::string ifs;
+    for (int i = 0; i < n / 10; ++i) ifs += "{% if true %}";
+    for (int i = 0; i < n / 10; ++i) ifs += "{% endif %}";
+    EXPECT_NE(render_error(ifs).find("nested too deeply"), std::string::npos);
+    // A macro that calls itself forever ends at the recursion limit or the stack bound, whichever first.
+    const std::string err = render_error("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
+    EXPECT_NE(err.find("maximum recursion depth exceeded"), std::string::npos) << err;
+}
+
+// Inputs the fuzzer found crashing the engine, now errors (or, as in Python, a value).
+TEST(ChatTemplateLimits, FuzzerFindingsAreErrors) {
+    EXPECT_NE(render_error("{{ 99999999999999999999999 }}").find("does not fit in 64 bits"), std::string::npos);
+    EXPECT_EQ(render_error("{{ 1e999 }}"), "");  // inf, as Python
+    EXPECT_NE(render_error("{% set ns = namespace(va, ue=0) %}").find("namespace() takes mappings"), std::string::npos);
+    EXPECT_NE(render_error("{{ dict(3) }}").find("dict() takes mappings"), std::string::npos);
+    EXPECT_EQ(render_error("{{ [[1]] | map(attribute='99999999999999999999999') | list }}"), "");
+}
+
 TEST(ChatTemplateLimits, OrdinaryWorkIsUnaffected) {
     auto t = ChatTemplate::parse("{% for i in range(1000) %}{{ i % 10 }}{% endfor %}");
     ASSERT_TRUE(t);

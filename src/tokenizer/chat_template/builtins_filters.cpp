@@ -24,7 +24,9 @@ Value get_attribute_path(const Value& item, const std::string& path, const Value
     while (start <= path.size()) {
         size_t dot = path.find('.', start);
         std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-        bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+        // At most 18 digits: an index beyond int64 (Python would take it) can match nothing anyway.
+        bool digits = !part.empty() && part.size() <= 18 &&
+                      std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
         cur = get_item(cur, digits ? Value(static_cast<int64_t>(std::stoll(part))) : Value(part));
         if (dot == std::string::npos) break;
         start = dot + 1;

@@ -1,4 +1,5 @@
 #include "tokenizer/chat_template/evaluator.h"
+#include "tokenizer/chat_template/stack_guard.h"
 
 #include <fmt/format.h>
 
@@ -111,6 +112,7 @@ private:
         globals_->vars["namespace"] = Value::callable("namespace", [](const CallArgs& args) {
             Value ns = Value::make_namespace();
             for (const Value& p : args.positional) {
+                if (!p.is_dict() && !p.is_namespace()) raise(ErrorType::type_error, "namespace() takes mappings and keyword arguments");
                 for (const auto& [k, v] : p.dict_data().entries) ns.dict_set(k, v);
             }
             for (const auto& [k, v] : args.keyword) ns.dict_set(Value(k), v);
@@ -119,6 +121,7 @@ private:
         globals_->vars["dict"] = Value::callable("dict", [](const CallArgs& args) {
             Value d = Value::dict();
             for (const Value& p : args.positional) {
+                if (!p.is_dict() && !p.is_namespace()) raise(ErrorType::type_error, "dict() takes mappings and keyword arguments");
                 for (const auto& [k, v] : p.dict_data().entries) d.dict_set(k, v);
             }
             for (const auto& [k, v] : args.keyword) d.dict_set(Value(k), v);
@@ -153,6 +156,7 @@ private:
     // ---- statements ----
 
     Flow exec_body(const Body& body, const ScopePtr& scope, std::string& out) {
+        if (stack_.exceeded()) raise(ErrorType::runtime_error, "template nested too deeply (maximum recursion depth exceeded)");
         for (const StmtPtr& stmt : body) {
             Flow flow = at_line(stmt->line, [&] { return exec(*stmt, scope, out); });
             if (flow != Flow::normal) return flow;
@@ -322,6 +326,7 @@ private:
     // ---- expressions ----
 
     Value eval(const Expr& e, const ScopePtr& scope) {
+        if (stack_.exceeded()) raise(ErrorType::runtime_error, "template nested too deeply (maximum recursion depth exceeded)");
         return at_line(e.line, [&] { return eval_node(e, scope); });
     }
 
@@ -426,6 +431,7 @@ private:
     ScopePtr globals_;
     int macro_depth_ = 0;
     int64_t statements_ = 0;
+    StackGuard stack_;  // the render starts with the Renderer
 };
 
 }  // namespace

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <initializer_list>
 #include <string_view>
 
 #include "tokenizer/chat_template/builtins.h"
+#include "tokenizer/chat_template/stack_guard.h"
 
 namespace strata::chat_template {
 namespace {
@@ -84,6 +87,7 @@ private:
     // Parses template data and tags until a {% tag %} whose name is in `end_tokens`; the cursor is
     // left on that name.
     Body parse_body(std::initializer_list<std::string_view> end_tokens) {
+        if (stack_.exceeded()) syntax_error(cur().line, "template nested too deeply");
         Body body;
         while (cur().type != TokenType::eof) {
             const Token& t = cur();
@@ -271,6 +275,7 @@ private:
     }
 
     ExprPtr parse_expression(bool with_condexpr) {
+        if (stack_.exceeded()) syntax_error(cur().line, "template nested too deeply");
         if (!with_condexpr) return parse_or();
         ExprPtr expr = parse_or();
         while (is_name("if")) {
@@ -311,6 +316,7 @@ private:
     }
 
     ExprPtr parse_not() {
+        if (stack_.exceeded()) syntax_error(cur().line, "template nested too deeply");
         if (is_name("not")) {
             auto u = make_expr(ExprKind::unary, next().line);
             u->name = "not";
@@ -382,6 +388,7 @@ private:
     }
 
     ExprPtr parse_unary(bool with_filter) {
+        if (stack_.exceeded()) syntax_error(cur().line, "template nested too deeply");
         ExprPtr node;
         if (is_op("-") || is_op("+")) {
             Token op = next();
@@ -419,12 +426,16 @@ private:
             }
             case TokenType::integer: {
                 auto e = make_expr(ExprKind::literal, t.line);
-                e->literal = Value(static_cast<int64_t>(std::stoll(t.value)));
+                errno = 0;
+                const long long v = std::strtoll(t.value.c_str(), nullptr, 10);
+                if (errno == ERANGE) syntax_error(t.line, fmt::format("integer literal {} does not fit in 64 bits", t.value));
+                e->literal = Value(static_cast<int64_t>(v));
                 return e;
             }
             case TokenType::floating: {
                 auto e = make_expr(ExprKind::literal, t.line);
-                e->literal = Value(std::stod(t.value));
+                // Like Python, a float literal too large is inf (strtod does not throw as stod does).
+                e->literal = Value(std::strtod(t.value.c_str(), nullptr));
                 return e;
             }
             case TokenType::op:
@@ -583,6 +594,7 @@ private:
     std::vector<Token> tokens_;
     size_t pos_ = 0;
     int loop_depth_ = 0;
+    StackGuard stack_;  // the parse starts with the Parser
 };
 
 // Jinja fails at compile time on an unknown filter or test, except inside an {% if %} (its test
