@@ -255,6 +255,15 @@ public:
             g.upload(d_weights, gpu_weights, static_cast<uint64_t>(pairs) * sizeof(float));
             float* gate = dev_gate_.get<float>(g.pool(), static_cast<uint64_t>(n_sorted * ff));
             float* up = dev_up_.get<float>(g.pool(), static_cast<uint64_t>(n_sorted * ff));
+            // Narrow tiles take the int8 kernel: h as the router's matmul quantized it, the
+            // gate rows quantized per launch set as they are computed.
+            const bool int8 = step.hq != nullptr && tile_width == gpu::kGpuMatmulColumns;
+            gpu::GpuQ8Rows gate_q8;
+            if (int8) {
+                gate_q8 = gpu::gpu_q8_view(dev_gate_q8_.get<uint8_t>(g.pool(), gpu::gpu_q8_bytes(n_sorted, ff)), n_sorted, ff);
+            }
+            const gpu::GpuQ8Rows* hx = int8 ? step.hq : nullptr;
+            const gpu::GpuQ8Rows* gx = int8 ? &gate_q8 : nullptr;
             out = dev_out_.get<float>(g.pool(), static_cast<uint64_t>(pairs * e));
             if (cpu_part) gpu::memset_async(out, 0, static_cast<uint64_t>(pairs * e) * sizeof(float), stream);
 
@@ -279,10 +288,11 @@ public:
                 plan.sorted = d_sorted;
                 plan.tiles = d_tiles + 3 * s.tile_first;
                 plan.n_tiles = d_counts + si;
-                gpu::gpu_matmul_experts_rows(L.gate, plan, step.h, gpu::MoeRows::Pair, k, gate, gpu::MoeRows::Sorted, g);
-                gpu::gpu_matmul_experts_rows(L.up, plan, step.h, gpu::MoeRows::Pair, k, up, gpu::MoeRows::Sorted, g);
+                gpu::gpu_matmul_experts_rows(L.gate, plan, step.h, gpu::MoeRows::Pair, k, gate, gpu::MoeRows::Sorted, g, hx);
+                gpu::gpu_matmul_experts_rows(L.up, plan, step.h, gpu::MoeRows::Pair, k, up, gpu::MoeRows::Sorted, g, hx);
                 gpu::gpu_swiglu(gate + s.first * ff, up + s.first * ff, s.count * ff, g);
-                gpu::gpu_matmul_experts_rows(L.down, plan, gate, gpu::MoeRows::Sorted, 1, out, gpu::MoeRows::Pair, g);
+                if (gx) gpu::gpu_quantize_q8_rows(gate, s.first, s.count, *gx, g);
+                gpu::gpu_matmul_experts_rows(L.down, plan, gate, gpu::MoeRows::Sorted, 1, out, gpu::MoeRows::Pair, g, gx);
                 if (s.half >= 0) half_free_[s.half].record(stream);
             }
             chunk_counter_ += chunks;
@@ -621,7 +631,7 @@ private:
     std::vector<MatmulJob> gate_up_jobs_, down_jobs_;
     PinnedArray host_ids_, host_weights_, host_h_, host_sorted_, host_tiles_, host_gpu_weights_, host_counts_,
         host_cpu_out_;
-    DeviceArray dev_sorted_, dev_tiles_, dev_counts_, dev_weights_, dev_gate_, dev_up_, dev_out_, dev_cpu_out_;
+    DeviceArray dev_sorted_, dev_tiles_, dev_counts_, dev_weights_, dev_gate_, dev_up_, dev_out_, dev_cpu_out_, dev_gate_q8_;
     struct FloatScratch {
         AlignedBuffer buffer;
         float* get(size_t count) {

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <unordered_map>
 
 #include "backend/gpu/gpu_decode_graph.h"
@@ -33,7 +34,7 @@ using gpu::DeviceWeight;
 // Device scratch slots of one forward pass (GpuContext::scratch); the MoE plan takes three.
 enum Slot : int {
     kTokens, kPositions, kResidual, kNormed, kQ, kK, kV, kAttnOut, kProj, kGate, kUp, kRouter, kExpertIds,
-    kExpertWeights, kExpertGate, kExpertUp, kExpertOut, kLogits, kMoePlan,
+    kExpertWeights, kExpertGate, kExpertUp, kExpertOut, kLogits, kQ8Normed, kQ8Attn, kQ8Gate, kMoePlan,
 };
 
 struct GpuAttentionWeights {
@@ -200,7 +201,9 @@ private:
         const int64_t first = which == LogitsFor::Last ? n - 1 : 0;
         const int64_t rows = n - first;
         float* out = g.scratch_floats(kLogits, static_cast<uint64_t>(rows) * c.n_vocab);
-        op("matmul output", [&] { gpu::gpu_matmul(output_, 0, h + first * e, rows, out, g); });
+        gpu::GpuQ8Rows hq;
+        const gpu::GpuQ8Rows* hq_used = quantized(h + first * e, rows, e, rows, kQ8Normed, hq);
+        op("matmul output", [&] { gpu::gpu_matmul(output_, 0, h + first * e, rows, out, g, hq_used); });
         return out;
     }
 
@@ -215,9 +218,11 @@ private:
         float* q = g.scratch_floats(kQ, static_cast<uint64_t>(n * q_dim));
         float* k = g.scratch_floats(kK, static_cast<uint64_t>(n * k_dim));
         float* v = g.scratch_floats(kV, static_cast<uint64_t>(n * v_dim));
-        op("matmul attn_q", [&] { gpu::gpu_matmul(w.wq, 0, h, n, q, g); });
-        op("matmul attn_k", [&] { gpu::gpu_matmul(w.wk, 0, h, n, k, g); });
-        op("matmul attn_v", [&] { gpu::gpu_matmul(w.wv, 0, h, n, v, g); });
+        gpu::GpuQ8Rows hq, aq;
+        const gpu::GpuQ8Rows* hq_used = quantized(h, n, e, n, kQ8Normed, hq);
+        op("matmul attn_q", [&] { gpu::gpu_matmul(w.wq, 0, h, n, q, g, hq_used); });
+        op("matmul attn_k", [&] { gpu::gpu_matmul(w.wk, 0, h, n, k, g, hq_used); });
+        op("matmul attn_v", [&] { gpu::gpu_matmul(w.wv, 0, h, n, v, g, hq_used); });
         if (w.bq) op("add_bias", [&] { gpu::gpu_add_bias(q, w.bq.f32(), n, q_dim, g); });
         if (w.bk) op("add_bias", [&] { gpu::gpu_add_bias(k, w.bk.f32(), n, k_dim, g); });
         if (w.bv) op("add_bias", [&] { gpu::gpu_add_bias(v, w.bv.f32(), n, v_dim, g); });
@@ -233,7 +238,8 @@ private:
         ap.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim_k));
         op("attention", [&] { gpu::gpu_attention_at(q, cache, layer, n, positions, ap, attn, g); });
         float* proj = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
-        op("matmul attn_output", [&] { gpu::gpu_matmul(w.wo, 0, attn, n, proj, g); });
+        const gpu::GpuQ8Rows* aq_used = quantized(attn, n, c.n_head * c.head_dim_v, n, kQ8Attn, aq);
+        op("matmul attn_output", [&] { gpu::gpu_matmul(w.wo, 0, attn, n, proj, g, aq_used); });
         if (w.bo) op("add_bias", [&] { gpu::gpu_add_bias(proj, w.bo.f32(), n, e, g); });
         op("add_rms_norm ffn_norm", [&] { gpu::gpu_add_rms_norm(x, proj, ffn_norm, n, e, c.rms_eps, h, g); });
     }
@@ -246,11 +252,14 @@ private:
         const int64_t e = c.n_embd, ff = L.gate.ne[1];
         float* gate = g.scratch_floats(kGate, static_cast<uint64_t>(n * ff));
         float* up = g.scratch_floats(kUp, static_cast<uint64_t>(n * ff));
-        op("matmul ffn_gate", [&] { gpu::gpu_matmul(L.gate, 0, h, n, gate, g); });
-        op("matmul ffn_up", [&] { gpu::gpu_matmul(L.up, 0, h, n, up, g); });
+        gpu::GpuQ8Rows hq, gq;
+        const gpu::GpuQ8Rows* hq_used = quantized(h, n, e, n, kQ8Normed, hq);
+        op("matmul ffn_gate", [&] { gpu::gpu_matmul(L.gate, 0, h, n, gate, g, hq_used); });
+        op("matmul ffn_up", [&] { gpu::gpu_matmul(L.up, 0, h, n, up, g, hq_used); });
         op("swiglu", [&] { gpu::gpu_swiglu(gate, up, n * ff, g); });
         float* out = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
-        op("matmul ffn_down", [&] { gpu::gpu_matmul(L.down, 0, gate, n, out, g); });
+        const gpu::GpuQ8Rows* gq_used = quantized(gate, n, ff, n, kQ8Gate, gq);
+        op("matmul ffn_down", [&] { gpu::gpu_matmul(L.down, 0, gate, n, out, g, gq_used); });
         op("add_rms_norm next", [&] { gpu::gpu_add_rms_norm(x, out, next_norm, n, e, c.rms_eps, h, g); });
     }
 
@@ -263,13 +272,15 @@ private:
         const int64_t e = c.n_embd, n_exp = c.n_expert, k = c.n_expert_used;
         const int64_t pairs = n * k;
         float* router = g.scratch_floats(kRouter, static_cast<uint64_t>(n * n_exp));
-        op("matmul ffn_gate_inp", [&] { gpu::gpu_matmul(L.router, 0, h, n, router, g); });
+        gpu::GpuQ8Rows hq, gq;
+        const gpu::GpuQ8Rows* hq_used = quantized(h, n, e, n, kQ8Normed, hq);
+        op("matmul ffn_gate_inp", [&] { gpu::gpu_matmul(L.router, 0, h, n, router, g, hq_used); });
         auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * sizeof(int32_t)));
         float* weights = g.scratch_floats(kExpertWeights, static_cast<uint64_t>(pairs));
         if (routed_) {  // experts not all in VRAM: the tiers compute them (GPU hits, CPU, streamed)
             op("moe_route", [&] { gpu::gpu_moe_route_softmax_topk(router, n, n_exp, k, c.norm_topk_prob, ids, weights, g); });
             op("routed_experts", [&] {
-                routed_->forward(gpu::RoutedExpertsStep{layer, n, e, k, h, ids, weights, x, next_norm, c.rms_eps, h}, g, cpu);
+                routed_->forward(gpu::RoutedExpertsStep{layer, n, e, k, h, hq_used, ids, weights, x, next_norm, c.rms_eps, h}, g, cpu);
             });
             return;
         }
@@ -288,12 +299,25 @@ private:
         const int64_t ff = L.gate_exps.ne[1];
         float* gate = g.scratch_floats(kExpertGate, static_cast<uint64_t>(pairs * ff));
         float* up = g.scratch_floats(kExpertUp, static_cast<uint64_t>(pairs * ff));
-        op("matmul_experts gate", [&] { gpu::gpu_matmul_experts(L.gate_exps, plan, h, k, gate, g); });
-        op("matmul_experts up", [&] { gpu::gpu_matmul_experts(L.up_exps, plan, h, k, up, g); });
+        // Narrow tiles take the int8 kernel (h is already quantized for the router); wide ones the
+        // tiled float kernel.
+        const bool narrow = plan.tile_columns == gpu::kGpuMatmulColumns;
+        const gpu::GpuQ8Rows* hx = narrow ? hq_used : nullptr;
+        op("matmul_experts gate", [&] { gpu::gpu_matmul_experts(L.gate_exps, plan, h, k, gate, g, hx); });
+        op("matmul_experts up", [&] { gpu::gpu_matmul_experts(L.up_exps, plan, h, k, up, g, hx); });
         op("swiglu", [&] { gpu::gpu_swiglu(gate, up, pairs * ff, g); });
         float* out = g.scratch_floats(kExpertOut, static_cast<uint64_t>(pairs * e));
-        op("matmul_experts down", [&] { gpu::gpu_matmul_experts(L.down_exps, plan, gate, 1, out, g); });
+        const gpu::GpuQ8Rows* gq_used = narrow ? quantized(gate, pairs, ff, n, kQ8Gate, gq) : nullptr;
+        op("matmul_experts down", [&] { gpu::gpu_matmul_experts(L.down_exps, plan, gate, 1, out, g, gq_used); });
         op("moe_combine_rms_norm next", [&] { gpu::gpu_moe_combine_rms_norm(out, weights, n, k, e, x, next_norm, c.rms_eps, h, g); });
+    }
+
+    // x (rows × width) quantized for the int8 matrix-vector kernel, when a step of n tokens takes
+    // it (fewer than the tiled kernel's minimum); null otherwise, and the products read x.
+    const gpu::GpuQ8Rows* quantized(const float* x, int64_t rows, int64_t width, int64_t n, Slot slot, gpu::GpuQ8Rows& out) {
+        if (!int8_matvec_ || n >= gpu::kGpuTiledMinTokens || width % 32 != 0) return nullptr;
+        op("quantize_q8", [&] { out = gpu::gpu_quantize_q8(x, rows, width, slot, *ctx_); });
+        return &out;
     }
 
     // Copies one weight to VRAM (once, however many roles share it: tied embeddings).
@@ -322,6 +346,11 @@ private:
     }
 
     ComputeOptions options_;
+    // Off with STRATA_GPU_MATVEC=f32 (for A/B benchmarks of the two matrix-vector kernels).
+    const bool int8_matvec_ = [] {
+        const char* v = std::getenv("STRATA_GPU_MATVEC");
+        return !(v && std::string(v) == "f32");
+    }();
     // Declaration order is destruction order reversed: buffers go back to the pool before it dies.
     std::unique_ptr<gpu::DevicePool> pool_;
     std::unique_ptr<gpu::GpuContext> ctx_;

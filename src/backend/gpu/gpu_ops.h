@@ -54,8 +54,31 @@ void gpu_softmax(float* x, int64_t n_rows, int64_t n, GpuContext& ctx);     // p
 // ---- quantized weights (ops_matmul.cu) ----------------------------------------------------------
 // out[t] = W[ids[t]] as floats; ids on the device.
 void gpu_get_rows(const DeviceWeight& w, const int32_t* ids, int64_t n, float* out, GpuContext& ctx);
-// y[t][o] = Σ_i W_m[o][i] · x[t][i] for matrix m of w; f32 activations, f32 accumulation.
-void gpu_matmul(const DeviceWeight& w, int64_t matrix, const float* x, int64_t n_tokens, float* y, GpuContext& ctx);
+// y[t][o] = Σ_i W_m[o][i] · x[t][i] for matrix m of w; f32 activations, f32 accumulation. With
+// xq (x quantized by gpu_quantize_q8) and few tokens, weights that gpu_matvec_takes_q8 go through
+// the int8 kernel instead (ops_matvec_q8.cu); x is still read by the other kernels.
+struct GpuQ8Rows;
+void gpu_matmul(const DeviceWeight& w, int64_t matrix, const float* x, int64_t n_tokens, float* y, GpuContext& ctx,
+                const GpuQ8Rows* xq = nullptr);
+
+// ---- int8 activations for the matrix-vector kernel (ops_matvec_q8.cu) -------------------------
+// Rows of n_in values as blocks of 32 int8 with a scale: q = round(x / d), d = max|x| / 127; ds
+// holds (d, d·Σq) per block. Quantized once per op input and shared by the products that read it
+// (q, k and v; router, gate and up), so decode multiplies packed weights with dot4_i8.
+struct GpuQ8Rows {
+    const int8_t* q = nullptr;   // [n_rows][n_in]
+    const float* ds = nullptr;   // [n_rows][n_in / 32][2]
+    int64_t n_in = 0;
+};
+// Buffers from the context's scratch slot `scratch_slot`.
+GpuQ8Rows gpu_quantize_q8(const float* x, int64_t n_rows, int64_t n_in, int scratch_slot, GpuContext& ctx);
+// The same in a caller's buffer of gpu_q8_bytes: a view of it, and rows [first, first + n) of x
+// (rows of out.n_in) quantized into the same rows of the view.
+uint64_t gpu_q8_bytes(int64_t n_rows, int64_t n_in);
+GpuQ8Rows gpu_q8_view(void* buffer, int64_t n_rows, int64_t n_in);
+void gpu_quantize_q8_rows(const float* x, int64_t first, int64_t n, const GpuQ8Rows& out, GpuContext& ctx);
+// Whether the int8 kernel reads this weight's type and row length.
+bool gpu_matvec_takes_q8(const DeviceWeight& w);
 
 // ---- attention over a device KV cache (ops_attention.cu) ---------------------------------------
 enum class KvType { F32, F16 };
@@ -94,8 +117,13 @@ struct GpuAttentionParams {
     int64_t sliding_window = 0;    // > 0: a query at position p sees keys p - window + 1 .. p
 };
 constexpr int64_t kGpuMaxHeadDim = 256;
+// The GpuContext scratch slot attention keeps its split-K partials in (steps of few tokens over
+// a deep cache). Callers' own slots stay below it (gpu_llama.cpp's Slot ends near 20); its size
+// follows the cache capacity, not the depth, so a captured decode step never sees it move.
+constexpr int kGpuAttentionScratchSlot = 48;
 // Causal grouped-query attention: q n_tokens rows of n_head·head_dim_k (roped), the cache holding
-// positions [0, pos0 + n_tokens); out n_tokens rows of n_head·head_dim_v.
+// positions [0, pos0 + n_tokens); out n_tokens rows of n_head·head_dim_v. One query token (or a
+// few) over a deep cache runs split-K across blocks; prompt batches run flash-style tiles.
 void gpu_attention(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
                    const GpuAttentionParams& p, float* out, GpuContext& ctx);
 
@@ -131,7 +159,7 @@ MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int 
 // For every pair p of the plan: y[p] = W_{expert(p)} · x[p / pairs_per_x_row]. x holds one row per
 // token (gate/up: pass k, pair p = token·k + slot) or one per pair (down: pass 1).
 void gpu_matmul_experts(const DeviceWeight& w, const MoePlan& plan, const float* x, int64_t pairs_per_x_row, float* y,
-                        GpuContext& ctx);
+                        GpuContext& ctx, const GpuQ8Rows* xq = nullptr);
 
 // Rows by sorted position instead of by pair: for a plan built on the host that covers only some
 // pairs (the expert tiers compute hits and streamed experts in separate launches), the
@@ -141,7 +169,8 @@ enum class MoeRows { Pair, Sorted };
 // y[rows_y(c)] = W_{matrix of c's tile} · x[rows_x(c)] for each sorted position c of the plan's
 // tiles; Pair rows are pair / pairs_per_x_row for x and pair for y.
 void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const float* x, MoeRows x_rows,
-                             int64_t pairs_per_x_row, float* y, MoeRows y_rows, GpuContext& ctx);
+                             int64_t pairs_per_x_row, float* y, MoeRows y_rows, GpuContext& ctx,
+                             const GpuQ8Rows* xq = nullptr);
 
 // x[t] += Σ_j weights[t·k + j] · expert_out[t·k + j], rows of n.
 void gpu_moe_combine(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n, float* x,

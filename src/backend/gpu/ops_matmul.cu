@@ -107,27 +107,34 @@ void gpu_get_rows(const DeviceWeight& w, const int32_t* ids, int64_t n, float* o
     STRATA_GPU_LAUNCHED();
 }
 
-void gpu_matmul(const DeviceWeight& w, int64_t matrix, const float* x, int64_t n_tokens, float* y, GpuContext& ctx) {
+void gpu_matmul(const DeviceWeight& w, int64_t matrix, const float* x, int64_t n_tokens, float* y, GpuContext& ctx,
+                const GpuQ8Rows* xq) {
     check_weight(w, "gpu_matmul with an absent weight");
     STRATA_CHECK(matrix >= 0 && matrix < w.ne[2] * w.ne[3], "gpu_matmul matrix index out of range");
     if (n_tokens == 0) return;
     Columns cols;
     cols.n_cols = n_tokens;
     cols.matrix = matrix;
-    if (n_tokens >= kGpuTiledMinTokens && tiled_matmul_fits(w)) {
+    const bool tiled = n_tokens >= kGpuTiledMinTokens && tiled_matmul_fits(w);
+    if (tiled) {
         launch_matmul_tiled(w, x, y, cols, (n_tokens + kGpuTiledColumns - 1) / kGpuTiledColumns, ctx);
         return;
     }
-    launch_matmul(w, x, y, cols, (n_tokens + kGpuMatmulColumns - 1) / kGpuMatmulColumns, ctx);
+    const int64_t grid_y = (n_tokens + kGpuMatmulColumns - 1) / kGpuMatmulColumns;
+    if (xq && gpu_matvec_takes_q8(w)) {
+        launch_matvec_q8(w, *xq, y, cols, grid_y, ctx);
+        return;
+    }
+    launch_matmul(w, x, y, cols, grid_y, ctx);
 }
 
 void gpu_matmul_experts(const DeviceWeight& w, const MoePlan& plan, const float* x, int64_t pairs_per_x_row, float* y,
-                        GpuContext& ctx) {
-    gpu_matmul_experts_rows(w, plan, x, MoeRows::Pair, pairs_per_x_row, y, MoeRows::Pair, ctx);
+                        GpuContext& ctx, const GpuQ8Rows* xq) {
+    gpu_matmul_experts_rows(w, plan, x, MoeRows::Pair, pairs_per_x_row, y, MoeRows::Pair, ctx, xq);
 }
 
 void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const float* x, MoeRows x_rows,
-                             int64_t pairs_per_x_row, float* y, MoeRows y_rows, GpuContext& ctx) {
+                             int64_t pairs_per_x_row, float* y, MoeRows y_rows, GpuContext& ctx, const GpuQ8Rows* xq) {
     check_weight(w, "gpu_matmul_experts with an absent weight");
     if (plan.n_pairs == 0 || plan.max_tiles == 0) return;
     Columns cols;
@@ -141,6 +148,10 @@ void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const f
         STRATA_CHECK(plan.tile_columns <= kGpuTiledColumns && tiled_matmul_fits(w),
                      "a MoE plan with wide tiles for a weight the tiled kernel cannot read");
         launch_matmul_tiled(w, x, y, cols, plan.max_tiles, ctx);
+        return;
+    }
+    if (xq && gpu_matvec_takes_q8(w)) {
+        launch_matvec_q8(w, *xq, y, cols, plan.max_tiles, ctx);
         return;
     }
     launch_matmul(w, x, y, cols, plan.max_tiles, ctx);

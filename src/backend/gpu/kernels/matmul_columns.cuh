@@ -52,4 +52,9 @@ bool tiled_matmul_fits(const DeviceWeight& w);
 void launch_matmul_tiled(const DeviceWeight& w, const float* x, float* y, const Columns& cols, int64_t grid_y,
                          GpuContext& ctx);
 
+// Decode and small batches with int8 activations (ops_matvec_q8.cu): tiles of up to
+// kGpuMatmulColumns columns, as the float row-per-warp kernel.
+void launch_matvec_q8(const DeviceWeight& w, const GpuQ8Rows& xq, float* y, const Columns& cols, int64_t grid_y,
+                      GpuContext& ctx);
+
 }  // namespace strata::gpu

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# GPU decode on a GPU machine, in one go: the GPU test suite, then the BENCHMARKS.md synthetic
+# Qwen3-30B-A3B (48 layers) all in VRAM with the int8 and the float matrix-vector kernels
+# (STRATA_GPU_MATVEC=f32), an op profile of decode, decode at depth 8192, and two tiered
+# scenarios (10 GiB budget, all experts in RAM). Logs go to OUT_DIR; a summary to stdout.
+# Usage: scripts/device_gpu_decode.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)]
+# BIN_DIR holds strata and strata_gpu_tests (scripts/device_bundle.sh; LD_LIBRARY_PATH set by the caller).
+set -uo pipefail
+out=${1:?usage: OUT_DIR BIN_DIR TESTDATA [LAYERS]}
+bin=${2:?}
+data=${3:?}
+layers=${4:-48}
+mkdir -p "$out"
+export STRATA_TESTDATA=$data
+step() {  # name timeout command...: runs it, logs to OUT/name.txt, one line to times.txt
+  local name=$1 limit=$2; shift 2
+  local t=$(date +%s)
+  timeout "$limit" "$@" > "$out/$name.txt" 2>&1
+  local rc=$?
+  echo "$name: exit $rc, $(( $(date +%s) - t )) s" | tee -a "$out/times.txt"
+}
+(env -u LD_LIBRARY_PATH nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; free -g; nproc) > "$out/machine.txt" 2>&1
+
+step gpu_tests 240 "$bin/strata_gpu_tests"
+grep -E "FAILED|PASSED|Failure|SKIPPED|FAIL$" "$out/gpu_tests.txt" | head -30
+
+model=/tmp/strata-synth-${layers}l.gguf
+step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model"
+bench() {  # name args...
+  local name=$1; shift
+  step "bench_$name" 200 "$bin/strata" bench -m "$model" --device gpu "$@"
+  grep -E "expert tiers|pp|tg" "$out/bench_$name.txt" | head -8
+}
+bench vram -p 512 -n 128 -r 3
+STRATA_GPU_MATVEC=f32 bench vram_f32 -p 0 -n 128 -r 3
+bench vram_depth8192 -p 0 -n 128 -r 2 -d 8192
+step profile_vram 120 "$bin/strata" bench -m "$model" --device gpu -p 0 -n 32 -r 1 --gpu-profile
+tail -32 "$out/profile_vram.txt"
+bench budget10 -p 512 -n 64 -r 2 --vram-budget 10GiB
+bench ram_auto -p 0 -n 64 -r 2 --expert-slots 0
+rm -f "$model"
