@@ -24,6 +24,15 @@ step() {  # name timeout command...: runs it, logs to OUT/name.txt, one line to 
 step gpu_tests 240 "$bin/strata_gpu_tests"
 grep -E "FAILED|PASSED|Failure|SKIPPED|FAIL$" "$out/gpu_tests.txt" | head -30
 
+# Streamed experts must give the all-resident model's logits bit for bit: the 8-layer synthetic
+# model stands in for the fixture (the HF-reference cases skip: it has no reference logits).
+mkdir -p /tmp/synthdata/models
+step synth8 120 "$bin/strata" synth --preset qwen3-30b-a3b --layers 8 --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" \
+  -o /tmp/synthdata/models/qwen3moe.gguf
+STRATA_TESTDATA=/tmp/synthdata step tier_exact_synth8 120 "$bin/strata_gpu_tests" --gtest_filter='GpuExpertTiersExact*'
+grep -E "OK|FAILED|PASSED|Failure|differ" "$out/tier_exact_synth8.txt" | head
+rm -rf /tmp/synthdata
+
 model=/tmp/strata-synth-${layers}l.gguf
 step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model"
 bench() {  # name args...
@@ -36,6 +45,7 @@ STRATA_GPU_MATVEC=f32 bench vram_f32 -p 0 -n 128 -r 3
 bench vram_depth8192 -p 0 -n 128 -r 2 -d 8192
 step profile_vram 120 "$bin/strata" bench -m "$model" --device gpu -p 0 -n 32 -r 1 --gpu-profile
 tail -32 "$out/profile_vram.txt"
+bench vram_pp4096 -p 4096 -n 0 -r 1 -b 4096
 bench budget10 -p 512 -n 64 -r 2 --vram-budget 10GiB
 bench ram_auto -p 0 -n 64 -r 2 --expert-slots 0
 rm -f "$model"

@@ -288,9 +288,13 @@ public:
                 plan.sorted = d_sorted;
                 plan.tiles = d_tiles + 3 * s.tile_first;
                 plan.n_tiles = d_counts + si;
-                gpu::gpu_matmul_experts_rows(L.gate, plan, step.h, gpu::MoeRows::Pair, k, gate, gpu::MoeRows::Sorted, g, hx);
-                gpu::gpu_matmul_experts_rows(L.up, plan, step.h, gpu::MoeRows::Pair, k, up, gpu::MoeRows::Sorted, g, hx);
-                gpu::gpu_swiglu(gate + s.first * ff, up + s.first * ff, s.count * ff, g);
+                const bool fused = hx && gpu::gpu_matvec_q8_swiglu_experts(L.gate, L.up, plan, *hx, gpu::MoeRows::Pair, k,
+                                                                          gate, gpu::MoeRows::Sorted, g);
+                if (!fused) {
+                    gpu::gpu_matmul_experts_rows(L.gate, plan, step.h, gpu::MoeRows::Pair, k, gate, gpu::MoeRows::Sorted, g, hx);
+                    gpu::gpu_matmul_experts_rows(L.up, plan, step.h, gpu::MoeRows::Pair, k, up, gpu::MoeRows::Sorted, g, hx);
+                    gpu::gpu_swiglu(gate + s.first * ff, up + s.first * ff, s.count * ff, g);
+                }
                 if (gx) gpu::gpu_quantize_q8_rows(gate, s.first, s.count, *gx, g);
                 gpu::gpu_matmul_experts_rows(L.down, plan, gate, gpu::MoeRows::Sorted, 1, out, gpu::MoeRows::Pair, g, gx);
                 if (s.half >= 0) half_free_[s.half].record(stream);
@@ -314,9 +318,9 @@ public:
         // all-resident forward (same kernel, same bits when every expert ran on the GPU).
         if (gpu_part) {
             gpu::gpu_moe_combine_rms_norm(out, dev_weights_.buffer.as<float>(), n, k, e, step.x, step.next_norm, step.eps,
-                                          step.h_next, g);
+                                          step.h_next, g, step.hq_next);
         } else {
-            gpu::gpu_rms_norm(step.x, step.next_norm, n, e, step.eps, step.h_next, g);
+            gpu::gpu_rms_norm(step.x, step.next_norm, n, e, step.eps, step.h_next, g, step.hq_next);
         }
         step_done_.record(stream);
 

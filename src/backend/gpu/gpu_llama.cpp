@@ -186,10 +186,17 @@ private:
         float* x = g.scratch_floats(kResidual, static_cast<uint64_t>(n * e));
         float* h = g.scratch_floats(kNormed, static_cast<uint64_t>(n * e));
         op("get_rows token_embd", [&] { gpu::gpu_get_rows(token_embd_, tokens, n, x, g); });
+        // Small steps take the int8 matrix-vector kernel: every norm that writes h also writes it
+        // quantized, once for all the products that read it.
+        hq_ = nullptr;
+        if (takes_int8(n, e)) {
+            hq_view_ = gpu::gpu_q8_view(g.scratch(kQ8Normed, gpu::gpu_q8_bytes(n, e)), n, e);
+            hq_ = &hq_view_;
+        }
         // Each sub-layer leaves h = the next norm of x: the first layer's input norm is the only
         // one computed alone.
         const float* first_norm = layers_.empty() ? output_norm_.f32() : layers_[0].attn.norm.f32();
-        op("rms_norm attn_norm", [&] { gpu::gpu_rms_norm(x, first_norm, n, e, c.rms_eps, h, g); });
+        op("rms_norm attn_norm", [&] { gpu::gpu_rms_norm(x, first_norm, n, e, c.rms_eps, h, g, hq_); });
         for (size_t il = 0; il < layers_.size(); ++il) {
             const GpuLayer& L = layers_[il];
             const float* next_norm = il + 1 < layers_.size() ? layers_[il + 1].attn.norm.f32() : output_norm_.f32();
@@ -201,9 +208,9 @@ private:
         const int64_t first = which == LogitsFor::Last ? n - 1 : 0;
         const int64_t rows = n - first;
         float* out = g.scratch_floats(kLogits, static_cast<uint64_t>(rows) * c.n_vocab);
-        gpu::GpuQ8Rows hq;
-        const gpu::GpuQ8Rows* hq_used = quantized(h + first * e, rows, e, rows, kQ8Normed, hq);
-        op("matmul output", [&] { gpu::gpu_matmul(output_, 0, h + first * e, rows, out, g, hq_used); });
+        gpu::GpuQ8Rows last;
+        if (hq_) last = gpu::gpu_q8_rows_from(*hq_, first);
+        op("matmul output", [&] { gpu::gpu_matmul(output_, 0, h + first * e, rows, out, g, hq_ ? &last : nullptr); });
         return out;
     }
 
@@ -218,11 +225,14 @@ private:
         float* q = g.scratch_floats(kQ, static_cast<uint64_t>(n * q_dim));
         float* k = g.scratch_floats(kK, static_cast<uint64_t>(n * k_dim));
         float* v = g.scratch_floats(kV, static_cast<uint64_t>(n * v_dim));
-        gpu::GpuQ8Rows hq, aq;
-        const gpu::GpuQ8Rows* hq_used = quantized(h, n, e, n, kQ8Normed, hq);
-        op("matmul attn_q", [&] { gpu::gpu_matmul(w.wq, 0, h, n, q, g, hq_used); });
-        op("matmul attn_k", [&] { gpu::gpu_matmul(w.wk, 0, h, n, k, g, hq_used); });
-        op("matmul attn_v", [&] { gpu::gpu_matmul(w.wv, 0, h, n, v, g, hq_used); });
+        const gpu::GpuMatvecOut qkv[] = {{&w.wq, q}, {&w.wk, k}, {&w.wv, v}};
+        bool fused = false;
+        if (hq_) op("matmul attn_qkv", [&] { fused = gpu::gpu_matvec_q8_many(qkv, 3, *hq_, n, g); });
+        if (!fused) {
+            op("matmul attn_q", [&] { gpu::gpu_matmul(w.wq, 0, h, n, q, g, hq_); });
+            op("matmul attn_k", [&] { gpu::gpu_matmul(w.wk, 0, h, n, k, g, hq_); });
+            op("matmul attn_v", [&] { gpu::gpu_matmul(w.wv, 0, h, n, v, g, hq_); });
+        }
         if (w.bq) op("add_bias", [&] { gpu::gpu_add_bias(q, w.bq.f32(), n, q_dim, g); });
         if (w.bk) op("add_bias", [&] { gpu::gpu_add_bias(k, w.bk.f32(), n, k_dim, g); });
         if (w.bv) op("add_bias", [&] { gpu::gpu_add_bias(v, w.bv.f32(), n, v_dim, g); });
@@ -238,10 +248,11 @@ private:
         ap.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim_k));
         op("attention", [&] { gpu::gpu_attention_at(q, cache, layer, n, positions, ap, attn, g); });
         float* proj = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
+        gpu::GpuQ8Rows aq;
         const gpu::GpuQ8Rows* aq_used = quantized(attn, n, c.n_head * c.head_dim_v, n, kQ8Attn, aq);
         op("matmul attn_output", [&] { gpu::gpu_matmul(w.wo, 0, attn, n, proj, g, aq_used); });
         if (w.bo) op("add_bias", [&] { gpu::gpu_add_bias(proj, w.bo.f32(), n, e, g); });
-        op("add_rms_norm ffn_norm", [&] { gpu::gpu_add_rms_norm(x, proj, ffn_norm, n, e, c.rms_eps, h, g); });
+        op("add_rms_norm ffn_norm", [&] { gpu::gpu_add_rms_norm(x, proj, ffn_norm, n, e, c.rms_eps, h, g, hq_); });
     }
 
     // x += down(silu(gate(h)) · up(h)), h = ffn_norm(x) on entry, as dense_ffn_block; leaves
@@ -252,15 +263,18 @@ private:
         const int64_t e = c.n_embd, ff = L.gate.ne[1];
         float* gate = g.scratch_floats(kGate, static_cast<uint64_t>(n * ff));
         float* up = g.scratch_floats(kUp, static_cast<uint64_t>(n * ff));
-        gpu::GpuQ8Rows hq, gq;
-        const gpu::GpuQ8Rows* hq_used = quantized(h, n, e, n, kQ8Normed, hq);
-        op("matmul ffn_gate", [&] { gpu::gpu_matmul(L.gate, 0, h, n, gate, g, hq_used); });
-        op("matmul ffn_up", [&] { gpu::gpu_matmul(L.up, 0, h, n, up, g, hq_used); });
-        op("swiglu", [&] { gpu::gpu_swiglu(gate, up, n * ff, g); });
+        bool fused = false;
+        if (hq_) op("matmul ffn_gate_up_swiglu", [&] { fused = gpu::gpu_matvec_q8_swiglu(L.gate, L.up, *hq_, n, gate, g); });
+        if (!fused) {
+            op("matmul ffn_gate", [&] { gpu::gpu_matmul(L.gate, 0, h, n, gate, g, hq_); });
+            op("matmul ffn_up", [&] { gpu::gpu_matmul(L.up, 0, h, n, up, g, hq_); });
+            op("swiglu", [&] { gpu::gpu_swiglu(gate, up, n * ff, g); });
+        }
         float* out = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
+        gpu::GpuQ8Rows gq;
         const gpu::GpuQ8Rows* gq_used = quantized(gate, n, ff, n, kQ8Gate, gq);
         op("matmul ffn_down", [&] { gpu::gpu_matmul(L.down, 0, gate, n, out, g, gq_used); });
-        op("add_rms_norm next", [&] { gpu::gpu_add_rms_norm(x, out, next_norm, n, e, c.rms_eps, h, g); });
+        op("add_rms_norm next", [&] { gpu::gpu_add_rms_norm(x, out, next_norm, n, e, c.rms_eps, h, g, hq_); });
     }
 
     // Softmax top-k routing, then each (token, expert) pair through its expert, as moe_ffn_block;
@@ -272,15 +286,14 @@ private:
         const int64_t e = c.n_embd, n_exp = c.n_expert, k = c.n_expert_used;
         const int64_t pairs = n * k;
         float* router = g.scratch_floats(kRouter, static_cast<uint64_t>(n * n_exp));
-        gpu::GpuQ8Rows hq, gq;
-        const gpu::GpuQ8Rows* hq_used = quantized(h, n, e, n, kQ8Normed, hq);
-        op("matmul ffn_gate_inp", [&] { gpu::gpu_matmul(L.router, 0, h, n, router, g, hq_used); });
+        op("matmul ffn_gate_inp", [&] { gpu::gpu_matmul(L.router, 0, h, n, router, g, hq_); });
         auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * sizeof(int32_t)));
         float* weights = g.scratch_floats(kExpertWeights, static_cast<uint64_t>(pairs));
         if (routed_) {  // experts not all in VRAM: the tiers compute them (GPU hits, CPU, streamed)
             op("moe_route", [&] { gpu::gpu_moe_route_softmax_topk(router, n, n_exp, k, c.norm_topk_prob, ids, weights, g); });
             op("routed_experts", [&] {
-                routed_->forward(gpu::RoutedExpertsStep{layer, n, e, k, h, hq_used, ids, weights, x, next_norm, c.rms_eps, h}, g, cpu);
+                routed_->forward(gpu::RoutedExpertsStep{layer, n, e, k, h, hq_, ids, weights, x, next_norm, c.rms_eps, h, hq_}, g,
+                                 cpu);
             });
             return;
         }
@@ -299,25 +312,41 @@ private:
         const int64_t ff = L.gate_exps.ne[1];
         float* gate = g.scratch_floats(kExpertGate, static_cast<uint64_t>(pairs * ff));
         float* up = g.scratch_floats(kExpertUp, static_cast<uint64_t>(pairs * ff));
-        // Narrow tiles take the int8 kernel (h is already quantized for the router); wide ones the
-        // tiled float kernel.
+        // Narrow tiles take the int8 kernel (gate, up and swiglu in one launch when the weights
+        // allow); wide ones the tiled float kernel.
         const bool narrow = plan.tile_columns == gpu::kGpuMatmulColumns;
-        const gpu::GpuQ8Rows* hx = narrow ? hq_used : nullptr;
-        op("matmul_experts gate", [&] { gpu::gpu_matmul_experts(L.gate_exps, plan, h, k, gate, g, hx); });
-        op("matmul_experts up", [&] { gpu::gpu_matmul_experts(L.up_exps, plan, h, k, up, g, hx); });
-        op("swiglu", [&] { gpu::gpu_swiglu(gate, up, pairs * ff, g); });
+        const gpu::GpuQ8Rows* hx = narrow ? hq_ : nullptr;
+        bool fused = false;
+        if (hx) {
+            op("matmul_experts gate_up_swiglu", [&] {
+                fused = gpu::gpu_matvec_q8_swiglu_experts(L.gate_exps, L.up_exps, plan, *hx, gpu::MoeRows::Pair, k, gate,
+                                                          gpu::MoeRows::Pair, g);
+            });
+        }
+        if (!fused) {
+            op("matmul_experts gate", [&] { gpu::gpu_matmul_experts(L.gate_exps, plan, h, k, gate, g, hx); });
+            op("matmul_experts up", [&] { gpu::gpu_matmul_experts(L.up_exps, plan, h, k, up, g, hx); });
+            op("swiglu", [&] { gpu::gpu_swiglu(gate, up, pairs * ff, g); });
+        }
         float* out = g.scratch_floats(kExpertOut, static_cast<uint64_t>(pairs * e));
+        gpu::GpuQ8Rows gq;
         const gpu::GpuQ8Rows* gq_used = narrow ? quantized(gate, pairs, ff, n, kQ8Gate, gq) : nullptr;
         op("matmul_experts down", [&] { gpu::gpu_matmul_experts(L.down_exps, plan, gate, 1, out, g, gq_used); });
-        op("moe_combine_rms_norm next", [&] { gpu::gpu_moe_combine_rms_norm(out, weights, n, k, e, x, next_norm, c.rms_eps, h, g); });
+        op("moe_combine_rms_norm next", [&] {
+            gpu::gpu_moe_combine_rms_norm(out, weights, n, k, e, x, next_norm, c.rms_eps, h, g, hq_);
+        });
     }
 
     // x (rows × width) quantized for the int8 matrix-vector kernel, when a step of n tokens takes
     // it (fewer than the tiled kernel's minimum); null otherwise, and the products read x.
     const gpu::GpuQ8Rows* quantized(const float* x, int64_t rows, int64_t width, int64_t n, Slot slot, gpu::GpuQ8Rows& out) {
-        if (!int8_matvec_ || n >= gpu::kGpuTiledMinTokens || width % 32 != 0) return nullptr;
+        if (!takes_int8(n, width)) return nullptr;
         op("quantize_q8", [&] { out = gpu::gpu_quantize_q8(x, rows, width, slot, *ctx_); });
         return &out;
+    }
+
+    bool takes_int8(int64_t n, int64_t width) const {
+        return int8_matvec_ && n < gpu::kGpuTiledMinTokens && width % 32 == 0;
     }
 
     // Copies one weight to VRAM (once, however many roles share it: tied embeddings).
@@ -351,6 +380,9 @@ private:
         const char* v = std::getenv("STRATA_GPU_MATVEC");
         return !(v && std::string(v) == "f32");
     }();
+    // This forward's h as int8 (written by the norms), or null when the step is too large.
+    gpu::GpuQ8Rows hq_view_;
+    const gpu::GpuQ8Rows* hq_ = nullptr;
     // Declaration order is destruction order reversed: buffers go back to the pool before it dies.
     std::unique_ptr<gpu::DevicePool> pool_;
     std::unique_ptr<gpu::GpuContext> ctx_;

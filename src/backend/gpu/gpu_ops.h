@@ -33,9 +33,13 @@ struct DeviceWeight {
 // Whether the GPU kernels can read this weight type (dequantize-in-kernel dot products).
 bool gpu_supports_type(TensorType type);
 
+struct GpuQ8Rows;  // int8 activations (below)
+
 // ---- element-wise and per-row (ops_elementwise.cu) ---------------------------------------------
-// out[r] = x[r] / sqrt(mean(x[r]²) + eps) · weight (weight may be null). out may equal x.
-void gpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out, GpuContext& ctx);
+// out[r] = x[r] / sqrt(mean(x[r]²) + eps) · weight (weight may be null). out may equal x. With
+// q8 (a gpu_q8_view of n_rows rows of n), out is also written quantized there, as gpu_quantize_q8.
+void gpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out, GpuContext& ctx,
+                  const GpuQ8Rows* q8 = nullptr);
 
 struct GpuRope {
     bool neox = false;      // pairs (i, i + d/2) instead of (2i, 2i + 1)
@@ -57,7 +61,6 @@ void gpu_get_rows(const DeviceWeight& w, const int32_t* ids, int64_t n, float* o
 // y[t][o] = Σ_i W_m[o][i] · x[t][i] for matrix m of w; f32 activations, f32 accumulation. With
 // xq (x quantized by gpu_quantize_q8) and few tokens, weights that gpu_matvec_takes_q8 go through
 // the int8 kernel instead (ops_matvec_q8.cu); x is still read by the other kernels.
-struct GpuQ8Rows;
 void gpu_matmul(const DeviceWeight& w, int64_t matrix, const float* x, int64_t n_tokens, float* y, GpuContext& ctx,
                 const GpuQ8Rows* xq = nullptr);
 
@@ -70,6 +73,13 @@ struct GpuQ8Rows {
     const float* ds = nullptr;   // [n_rows][n_in / 32][2]
     int64_t n_in = 0;
 };
+// Rows [first, ...) of r.
+inline GpuQ8Rows gpu_q8_rows_from(const GpuQ8Rows& r, int64_t first) {
+    GpuQ8Rows s = r;
+    s.q += first * r.n_in;
+    s.ds += first * (r.n_in / 16);
+    return s;
+}
 // Buffers from the context's scratch slot `scratch_slot`.
 GpuQ8Rows gpu_quantize_q8(const float* x, int64_t n_rows, int64_t n_in, int scratch_slot, GpuContext& ctx);
 // The same in a caller's buffer of gpu_q8_bytes: a view of it, and rows [first, first + n) of x
@@ -79,6 +89,17 @@ GpuQ8Rows gpu_q8_view(void* buffer, int64_t n_rows, int64_t n_in);
 void gpu_quantize_q8_rows(const float* x, int64_t first, int64_t n, const GpuQ8Rows& out, GpuContext& ctx);
 // Whether the int8 kernel reads this weight's type and row length.
 bool gpu_matvec_takes_q8(const DeviceWeight& w);
+// Products of one input in one launch: y_i = W_i · x for up to three weights (q, k and v) with
+// rows of the same length. False (nothing queued) unless all take the int8 kernel at n_tokens:
+// then the caller runs gpu_matmul for each.
+struct GpuMatvecOut {
+    const DeviceWeight* w = nullptr;
+    float* y = nullptr;
+};
+bool gpu_matvec_q8_many(const GpuMatvecOut* outs, int n, const GpuQ8Rows& xq, int64_t n_tokens, GpuContext& ctx);
+// y = silu(gate · x) · (up · x) in one launch, gate and up of one type and shape; false as above.
+bool gpu_matvec_q8_swiglu(const DeviceWeight& gate, const DeviceWeight& up, const GpuQ8Rows& xq, int64_t n_tokens,
+                          float* y, GpuContext& ctx);
 
 // ---- attention over a device KV cache (ops_attention.cu) ---------------------------------------
 enum class KvType { F32, F16 };
@@ -172,6 +193,12 @@ void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const f
                              int64_t pairs_per_x_row, float* y, MoeRows y_rows, GpuContext& ctx,
                              const GpuQ8Rows* xq = nullptr);
 
+// gpu_matvec_q8_swiglu per expert over a plan of narrow tiles (rows as gpu_matmul_experts_rows);
+// false (nothing queued) for wide tiles or weights the int8 kernel does not take.
+bool gpu_matvec_q8_swiglu_experts(const DeviceWeight& gate, const DeviceWeight& up, const MoePlan& plan,
+                                  const GpuQ8Rows& xq, MoeRows x_rows, int64_t pairs_per_x_row, float* y, MoeRows y_rows,
+                                  GpuContext& ctx);
+
 // x[t] += Σ_j weights[t·k + j] · expert_out[t·k + j], rows of n.
 void gpu_moe_combine(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n, float* x,
                      GpuContext& ctx);
@@ -197,11 +224,12 @@ void gpu_qk_norm_rope_store(float* q, const float* k, const float* v, int64_t n_
 // x += y, then out = rms_norm(x) · weight (weight may be null): a block's residual add and the
 // next block's norm in one pass over x (ops_fused_norm.cu). out must not alias x or y.
 void gpu_add_rms_norm(float* x, const float* y, const float* weight, int64_t n_rows, int64_t n, float eps, float* out,
-                      GpuContext& ctx);
+                      GpuContext& ctx, const GpuQ8Rows* q8 = nullptr);  // q8: as gpu_rms_norm's
 
 // gpu_moe_combine, then out = rms_norm(x) · weight of the updated rows (ops_fused_norm.cu).
 void gpu_moe_combine_rms_norm(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n,
-                              float* x, const float* weight, float eps, float* out, GpuContext& ctx);
+                              float* x, const float* weight, float eps, float* out, GpuContext& ctx,
+                              const GpuQ8Rows* q8 = nullptr);
 
 // gpu_moe_route_softmax_topk for one token, and its plan (as gpu_moe_plan would build it, with
 // tiles of one pair), in one launch (ops_moe_decode.cu). Plan buffers: scratch slots [slot, slot + 2].

@@ -33,6 +33,7 @@ struct RoutedExpertsStep {
     const float* next_norm = nullptr;
     float eps = 0.0f;
     float* h_next = nullptr;
+    const GpuQ8Rows* hq_next = nullptr;  // when set, h_next is also written there quantized
 };
 
 class RoutedExperts {

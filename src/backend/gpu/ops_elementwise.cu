@@ -4,6 +4,7 @@
 
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/kernels/common.cuh"
+#include "backend/gpu/kernels/norm_row.cuh"
 
 namespace strata::gpu {
 
@@ -12,15 +13,12 @@ namespace {
 constexpr int kRowBlock = 256;   // threads per row for per-row reductions
 constexpr int kElemBlock = 256;  // threads per block for element-wise ops
 
-__global__ void rms_norm_kernel(const float* x, const float* weight, int64_t n, float eps, float* out) {
+__global__ void rms_norm_kernel(const float* x, const float* weight, int64_t n, float eps, float* out, GpuQ8Rows q8) {
     __shared__ float shared[kMaxWarpsPerBlock];
     const float* xr = x + blockIdx.x * n;
-    float* o = out + blockIdx.x * n;
     float sum = 0.0f;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += xr[i] * xr[i];
-    sum = block_sum(sum, shared);
-    const float scale = rsqrtf(sum / static_cast<float>(n) + eps);
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) o[i] = xr[i] * scale * (weight ? weight[i] : 1.0f);
+    norm_row(xr, weight, n, eps, sum, shared, out + blockIdx.x * n, q8);
 }
 
 // One thread per rotated pair of one head of one token. theta in double, as the CPU reference
@@ -87,9 +85,11 @@ unsigned elementwise_grid(int64_t n, const GpuContext& ctx) {
 
 }  // namespace
 
-void gpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out, GpuContext& ctx) {
+void gpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out, GpuContext& ctx,
+                  const GpuQ8Rows* q8) {
     if (n_rows == 0) return;
-    rms_norm_kernel<<<static_cast<unsigned>(n_rows), kRowBlock, 0, stream_of(ctx)>>>(x, weight, n, eps, out);
+    rms_norm_kernel<<<static_cast<unsigned>(n_rows), kRowBlock, 0, stream_of(ctx)>>>(x, weight, n, eps, out,
+                                                                                  q8_target(q8, n));
     STRATA_GPU_LAUNCHED();
 }
 

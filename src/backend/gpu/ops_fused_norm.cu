@@ -5,6 +5,7 @@
 // spends most of its time walking the row (the MoE combine reads k rows per element).
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/kernels/common.cuh"
+#include "backend/gpu/kernels/norm_row.cuh"
 
 namespace strata::gpu {
 
@@ -12,14 +13,8 @@ namespace {
 
 constexpr int kRowBlock = 1024;  // at most kMaxBlock: block_sum's shared array holds its warps
 
-__device__ __forceinline__ void norm_row(const float* x, const float* weight, int64_t n, float eps, float sum,
-                                         float* shared, float* out) {
-    const float scale = rsqrtf(block_sum(sum, shared) / static_cast<float>(n) + eps);
-    // Each thread reads back only the elements it wrote itself: no barrier needed before this.
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) out[i] = x[i] * scale * (weight ? weight[i] : 1.0f);
-}
-
-__global__ void add_rms_norm_kernel(float* x, const float* y, const float* weight, int64_t n, float eps, float* out) {
+__global__ void add_rms_norm_kernel(float* x, const float* y, const float* weight, int64_t n, float eps, float* out,
+                                    GpuQ8Rows q8) {
     __shared__ float shared[kMaxWarpsPerBlock];
     float* xr = x + blockIdx.x * n;
     const float* yr = y + blockIdx.x * n;
@@ -29,11 +24,11 @@ __global__ void add_rms_norm_kernel(float* x, const float* y, const float* weigh
         xr[i] = v;
         sum += v * v;
     }
-    norm_row(xr, weight, n, eps, sum, shared, out + blockIdx.x * n);
+    norm_row(xr, weight, n, eps, sum, shared, out + blockIdx.x * n, q8);
 }
 
 __global__ void moe_combine_rms_norm_kernel(const float* expert_out, const float* weights, int64_t k, int64_t n,
-                                            float* x, const float* weight, float eps, float* out) {
+                                            float* x, const float* weight, float eps, float* out, GpuQ8Rows q8) {
     __shared__ float shared[kMaxWarpsPerBlock];
     const int64_t t = blockIdx.x;
     float* xr = x + t * n;
@@ -45,23 +40,26 @@ __global__ void moe_combine_rms_norm_kernel(const float* expert_out, const float
         xr[d] = v;
         sum += v * v;
     }
-    norm_row(xr, weight, n, eps, sum, shared, out + t * n);
+    norm_row(xr, weight, n, eps, sum, shared, out + t * n, q8);
 }
+
 
 }  // namespace
 
 void gpu_add_rms_norm(float* x, const float* y, const float* weight, int64_t n_rows, int64_t n, float eps, float* out,
-                      GpuContext& ctx) {
+                      GpuContext& ctx, const GpuQ8Rows* q8) {
     if (n_rows == 0) return;
-    add_rms_norm_kernel<<<static_cast<unsigned>(n_rows), kRowBlock, 0, stream_of(ctx)>>>(x, y, weight, n, eps, out);
+    add_rms_norm_kernel<<<static_cast<unsigned>(n_rows), kRowBlock, 0, stream_of(ctx)>>>(x, y, weight, n, eps, out,
+                                                                                        q8_target(q8, n));
     STRATA_GPU_LAUNCHED();
 }
 
 void gpu_moe_combine_rms_norm(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n,
-                              float* x, const float* weight, float eps, float* out, GpuContext& ctx) {
+                              float* x, const float* weight, float eps, float* out, GpuContext& ctx,
+                              const GpuQ8Rows* q8) {
     if (n_tokens == 0) return;
     moe_combine_rms_norm_kernel<<<static_cast<unsigned>(n_tokens), kRowBlock, 0, stream_of(ctx)>>>(
-        expert_out, weights, k, n, x, weight, eps, out);
+        expert_out, weights, k, n, x, weight, eps, out, q8_target(q8, n));
     STRATA_GPU_LAUNCHED();
 }
 

@@ -15,6 +15,7 @@
 #include "backend/gpu/kernels/common.cuh"
 #include "backend/gpu/kernels/matmul_columns.cuh"
 #include "backend/gpu/kernels/q8_dot.cuh"
+#include "backend/gpu/kernels/q8_quantize.cuh"
 
 namespace strata::gpu {
 
@@ -23,43 +24,47 @@ namespace {
 constexpr int kQuantizeBlock = 256;
 constexpr int kMatvecBlock = 128;  // threads; rows per block = kMatvecBlock / lanes per row
 
-// One 32-value block per 32 consecutive threads (half a wavefront on wave64: the reductions use
-// lane masks below 32, so they stay within the block's lanes).
+// One 32-value block per 32 consecutive threads (kernels/q8_quantize.cuh).
 __global__ void quantize_q8_kernel(const float* x, int64_t n_in, int8_t* q, float* ds) {
     const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
     const int64_t r = blockIdx.y;
     const bool in = i < n_in;  // n_in is a multiple of 32: a 32-lane group is all in or all out
-    const float v = in ? x[r * n_in + i] : 0.0f;
-    float amax = fabsf(v);
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) amax = fmaxf(amax, vendor::shfl_xor(amax, off));
-    const float d = amax / 127.0f;
-    const int qv = d > 0.0f ? static_cast<int>(roundf(v / d)) : 0;
-    int sum = qv;
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) sum += vendor::shfl_xor(sum, off);
-    if (!in) return;
-    q[r * n_in + i] = static_cast<int8_t>(qv);
-    if (i % 32 == 0) {
-        float2* out = reinterpret_cast<float2*>(ds) + (r * n_in + i) / 32;
-        *out = make_float2(d, d * static_cast<float>(sum));
-    }
+    quantize_q8_value(in ? x[r * n_in + i] : 0.0f, in, q + r * n_in, reinterpret_cast<float2*>(ds) + r * (n_in / 32), i);
 }
 
-// kLanes lanes per output row; each lane takes units lane, lane + kLanes, ... and the group's
-// partial sums meet through shuffles (masks below kLanes stay within the group).
-template <TensorType T, int kLanes>
-__global__ void matvec_q8_kernel(const uint8_t* w, uint64_t matrix_bytes, uint64_t row_bytes, int64_t n_in, int64_t n_out,
-                                 GpuQ8Rows xq, float* y, Columns cols) {
+// One launch's products (MatvecJob): up to three weights that read the same activations, each
+// with its own rows of blocks (grid x from first_block on) and output; or, in swiglu mode, one
+// gate weight and its up twin (same type and shape) giving silu(gate · x) · (up · x).
+struct MatvecPart {
+    const uint8_t* w = nullptr;
+    const uint8_t* w_up = nullptr;
+    uint64_t matrix_bytes = 0, up_matrix_bytes = 0, row_bytes = 0;
+    int64_t n_out = 0;
+    TensorType type = TensorType::Q8_0;
+    float* y = nullptr;
+    unsigned first_block = 0;
+};
+constexpr int kMaxParts = 3;
+struct MatvecJob {
+    MatvecPart part[kMaxParts];
+    int n_parts = 0;
+};
+
+// The rows of one part for block `block` of it: kLanes lanes per output row; each lane takes
+// units lane, lane + kLanes, ... and the group's partial sums meet through shuffles (masks below
+// kLanes stay within the group).
+template <TensorType T, int kLanes, bool kSwiglu>
+__device__ __forceinline__ void matvec_rows(const MatvecPart& part, unsigned block, int64_t n_in, const GpuQ8Rows& xq,
+                                            const Columns& cols) {
     using Dot = Q8Dot<T>;
     constexpr int kCols = kGpuMatmulColumns;
     const int lane = static_cast<int>(threadIdx.x) % kLanes;
-    const int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x / kLanes) + threadIdx.x / kLanes;
+    const int64_t o = block * static_cast<int64_t>(blockDim.x / kLanes) + threadIdx.x / kLanes;
     int64_t matrix, first, count;
     if (!tile_of(cols, kCols, matrix, first, count)) return;  // the whole block
     // Rows past the end still run (on the last row) so every lane joins the shuffles.
-    const bool valid = o < n_out;
-    const int64_t row_index = valid ? o : n_out - 1;
+    const bool valid = o < part.n_out;
+    const int64_t row_index = valid ? o : part.n_out - 1;
 
     const int8_t* xin[kCols];
     const float* dsin[kCols];
@@ -72,15 +77,25 @@ __global__ void matvec_q8_kernel(const uint8_t* w, uint64_t matrix_bytes, uint64
         dsin[j] = xq.ds + xr * (n_in / 16);  // two floats per 32 values
         yrow[j] = y_row_of(cols, c);
     }
-    const uint8_t* row = w + static_cast<uint64_t>(matrix) * matrix_bytes + static_cast<uint64_t>(row_index) * row_bytes;
+    const uint64_t row_offset = static_cast<uint64_t>(row_index) * part.row_bytes;
+    const uint8_t* row = part.w + static_cast<uint64_t>(matrix) * part.matrix_bytes + row_offset;
+    const uint8_t* row_up = kSwiglu ? part.w_up + static_cast<uint64_t>(matrix) * part.up_matrix_bytes + row_offset : nullptr;
     const int64_t units = n_in / Dot::kUnitValues;
-    float acc[kCols] = {};
+    float acc[kCols] = {}, acc_up[kCols] = {};
     for (int64_t u = lane; u < units; u += kLanes) {
         const typename Dot::Unit unit = Dot::load(row, u);
 #pragma unroll
         for (int j = 0; j < kCols; ++j) {
             if (j >= count) break;
             acc[j] += Dot::dot(unit, xin[j], dsin[j], u);
+        }
+        if constexpr (kSwiglu) {
+            const typename Dot::Unit unit_up = Dot::load(row_up, u);
+#pragma unroll
+            for (int j = 0; j < kCols; ++j) {
+                if (j >= count) break;
+                acc_up[j] += Dot::dot(unit_up, xin[j], dsin[j], u);
+            }
         }
     }
 #pragma unroll
@@ -89,7 +104,36 @@ __global__ void matvec_q8_kernel(const uint8_t* w, uint64_t matrix_bytes, uint64
         float s = acc[j];
 #pragma unroll
         for (int off = kLanes / 2; off > 0; off /= 2) s += vendor::shfl_xor(s, off);
-        if (lane == 0 && valid) y[yrow[j] * n_out + o] = s;
+        if constexpr (kSwiglu) {
+            float su = acc_up[j];
+#pragma unroll
+            for (int off = kLanes / 2; off > 0; off /= 2) su += vendor::shfl_xor(su, off);
+            s = s / (1.0f + expf(-s)) * su;  // as gpu_swiglu
+        }
+        if (lane == 0 && valid) part.y[yrow[j] * part.n_out + o] = s;
+    }
+}
+
+// The part of this block, then its format's rows (a branch the whole block takes alike).
+template <int kLanes, bool kSwiglu>
+__global__ void matvec_q8_kernel(MatvecJob job, int64_t n_in, GpuQ8Rows xq, Columns cols) {
+    int p = 0;
+    for (int i = 1; i < job.n_parts; ++i) {
+        if (blockIdx.x >= job.part[i].first_block) p = i;
+    }
+    const MatvecPart& part = job.part[p];
+    const unsigned block = blockIdx.x - part.first_block;
+    using T = TensorType;
+    switch (part.type) {  // the formats of dispatch_q8_weight_type (a host function)
+        case T::Q4_0: matvec_rows<T::Q4_0, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
+        case T::Q4_1: matvec_rows<T::Q4_1, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
+        case T::Q5_0: matvec_rows<T::Q5_0, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
+        case T::Q5_1: matvec_rows<T::Q5_1, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
+        case T::Q8_0: matvec_rows<T::Q8_0, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
+        case T::Q4_K: matvec_rows<T::Q4_K, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
+        case T::Q5_K: matvec_rows<T::Q5_K, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
+        case T::Q6_K: matvec_rows<T::Q6_K, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
+        default: break;  // gpu_matvec_takes_q8 keeps other formats out
     }
 }
 
@@ -143,20 +187,112 @@ GpuQ8Rows gpu_quantize_q8(const float* x, int64_t n_rows, int64_t n_in, int scra
     return rows;
 }
 
+namespace {
+
+// Queues a job over the parts' rows (lane groups sized by the first part's row).
+void launch_job(MatvecJob& job, int64_t n_in, bool swiglu, const GpuQ8Rows& xq, const Columns& cols, int64_t grid_y,
+                GpuContext& ctx) {
+    STRATA_CHECK(xq.n_in == n_in, "int8 activations of another width than the weight's rows");
+    const int lanes = lanes_for(n_in / unit_values(job.part[0].type));
+    const int rows_per_block = kMatvecBlock / lanes;
+    unsigned blocks = 0;
+    for (int i = 0; i < job.n_parts; ++i) {
+        job.part[i].first_block = blocks;
+        blocks += grid_for(job.part[i].n_out, rows_per_block);
+    }
+    const dim3 grid(blocks, static_cast<unsigned>(grid_y));
+    const auto s = stream_of(ctx);
+    if (swiglu) {
+        if (lanes == 32) matvec_q8_kernel<32, true><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+        else if (lanes == 16) matvec_q8_kernel<16, true><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+        else matvec_q8_kernel<8, true><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+    } else {
+        if (lanes == 32) matvec_q8_kernel<32, false><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+        else if (lanes == 16) matvec_q8_kernel<16, false><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+        else matvec_q8_kernel<8, false><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+    }
+    STRATA_GPU_LAUNCHED();
+}
+
+MatvecPart part_of(const DeviceWeight& w, float* y) {
+    MatvecPart p;
+    p.w = w.data;
+    p.matrix_bytes = w.matrix_stride();
+    p.row_bytes = w.row_bytes;
+    p.n_out = w.ne[1];
+    p.type = w.type;
+    p.y = y;
+    return p;
+}
+
+bool same_shape(const DeviceWeight& a, const DeviceWeight& b) {
+    return a.type == b.type && a.ne[0] == b.ne[0] && a.ne[1] == b.ne[1] && a.row_bytes == b.row_bytes;
+}
+
+// A swiglu job, when gate and up can share one.
+bool swiglu_job(const DeviceWeight& gate, const DeviceWeight& up, float* y, MatvecJob& job) {
+    if (!gpu_matvec_takes_q8(gate) || !same_shape(gate, up)) return false;
+    job.part[0] = part_of(gate, y);
+    job.part[0].w_up = up.data;
+    job.part[0].up_matrix_bytes = up.matrix_stride();
+    job.n_parts = 1;
+    return true;
+}
+
+Columns dense_columns(int64_t n_tokens) {
+    Columns cols;
+    cols.n_cols = n_tokens;
+    return cols;
+}
+
+int64_t dense_tiles(int64_t n_tokens) { return (n_tokens + kGpuMatmulColumns - 1) / kGpuMatmulColumns; }
+
+}  // namespace
+
 void launch_matvec_q8(const DeviceWeight& w, const GpuQ8Rows& xq, float* y, const Columns& cols, int64_t grid_y,
                       GpuContext& ctx) {
-    STRATA_CHECK(xq.n_in == w.ne[0], "int8 activations of another width than the weight's rows");
-    const int lanes = lanes_for(w.ne[0] / unit_values(w.type));
-    const dim3 grid(grid_for(w.ne[1], kMatvecBlock / lanes), static_cast<unsigned>(grid_y));
-    const uint64_t matrix_bytes = w.matrix_stride();
-    dispatch_q8_weight_type(w.type, [&](auto tag) {
-        constexpr TensorType T = decltype(tag)::value;
-        const auto s = stream_of(ctx);
-        if (lanes == 32) matvec_q8_kernel<T, 32><<<grid, kMatvecBlock, 0, s>>>(w.data, matrix_bytes, w.row_bytes, w.ne[0], w.ne[1], xq, y, cols);
-        else if (lanes == 16) matvec_q8_kernel<T, 16><<<grid, kMatvecBlock, 0, s>>>(w.data, matrix_bytes, w.row_bytes, w.ne[0], w.ne[1], xq, y, cols);
-        else matvec_q8_kernel<T, 8><<<grid, kMatvecBlock, 0, s>>>(w.data, matrix_bytes, w.row_bytes, w.ne[0], w.ne[1], xq, y, cols);
-    });
-    STRATA_GPU_LAUNCHED();
+    MatvecJob job;
+    job.part[0] = part_of(w, y);
+    job.n_parts = 1;
+    launch_job(job, w.ne[0], false, xq, cols, grid_y, ctx);
+}
+
+bool gpu_matvec_q8_many(const GpuMatvecOut* outs, int n, const GpuQ8Rows& xq, int64_t n_tokens, GpuContext& ctx) {
+    if (n < 1 || n > kMaxParts || n_tokens >= kGpuTiledMinTokens) return false;
+    MatvecJob job;
+    for (int i = 0; i < n; ++i) {
+        const DeviceWeight& w = *outs[i].w;
+        if (!w || !gpu_matvec_takes_q8(w) || w.ne[0] != outs[0].w->ne[0] || w.ne[2] * w.ne[3] != 1) return false;
+        job.part[i] = part_of(w, outs[i].y);
+    }
+    job.n_parts = n;
+    launch_job(job, outs[0].w->ne[0], false, xq, dense_columns(n_tokens), dense_tiles(n_tokens), ctx);
+    return true;
+}
+
+bool gpu_matvec_q8_swiglu(const DeviceWeight& gate, const DeviceWeight& up, const GpuQ8Rows& xq, int64_t n_tokens,
+                          float* y, GpuContext& ctx) {
+    MatvecJob job;
+    if (n_tokens >= kGpuTiledMinTokens || gate.ne[2] * gate.ne[3] != 1 || !swiglu_job(gate, up, y, job)) return false;
+    launch_job(job, gate.ne[0], true, xq, dense_columns(n_tokens), dense_tiles(n_tokens), ctx);
+    return true;
+}
+
+bool gpu_matvec_q8_swiglu_experts(const DeviceWeight& gate, const DeviceWeight& up, const MoePlan& plan,
+                                  const GpuQ8Rows& xq, MoeRows x_rows, int64_t pairs_per_x_row, float* y, MoeRows y_rows,
+                                  GpuContext& ctx) {
+    MatvecJob job;
+    if (plan.tile_columns != kGpuMatmulColumns || !swiglu_job(gate, up, y, job)) return false;
+    if (plan.n_pairs == 0 || plan.max_tiles == 0) return true;
+    Columns cols;
+    cols.tiles = plan.tiles;
+    cols.n_tiles = plan.n_tiles;
+    cols.sorted = plan.sorted;
+    cols.pairs_per_x_row = pairs_per_x_row;
+    cols.x_by_sorted = x_rows == MoeRows::Sorted;
+    cols.y_by_sorted = y_rows == MoeRows::Sorted;
+    launch_job(job, gate.ne[0], true, xq, cols, plan.max_tiles, ctx);
+    return true;
 }
 
 }  // namespace strata::gpu
