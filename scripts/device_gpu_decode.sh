@@ -42,6 +42,7 @@ bench() {  # name args...
 }
 bench vram -p 512 -n 128 -r 3
 STRATA_GPU_MATVEC=f32 bench vram_f32 -p 0 -n 128 -r 3
+bench vram_depth2048 -p 0 -n 64 -r 2 -d 2048
 bench vram_depth8192 -p 0 -n 128 -r 2 -d 8192
 step profile_vram 120 "$bin/strata" bench -m "$model" --device gpu -p 0 -n 32 -r 1 --gpu-profile
 tail -32 "$out/profile_vram.txt"

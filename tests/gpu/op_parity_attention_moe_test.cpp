@@ -1,4 +1,5 @@
-// GPU attention over the device KV cache (f32 and f16) and the MoE ops (routing, the expert-sorted
+// GPU attention over the device KV cache (f32 and f16: the rows kernel, split-K decode and its
+// graph replay at other depths, flash prompt tiles) and the MoE ops (routing, the expert-sorted
 // plan, grouped expert matmuls, combine) vs the CPU references (see op_parity.h). Skips without a GPU.
 #include "gpu/op_parity.h"
 
@@ -18,7 +19,68 @@ namespace {
 
 #if STRATA_HAS_GPU
 
-class GpuAttention : public GpuOpTest {};
+// One attention case for the helper below: cache positions [0, pos0 + n_tokens) hold random rows
+// and the batch's queries sit at pos0 ..; n_ctx > 0 gives the device cache more capacity than that
+// (split attention with positions on the device cuts its work by capacity, not depth).
+struct AttentionCase {
+    int64_t n_head, n_head_kv, hd_k, hd_v, n_tokens, pos0;
+    int64_t window = 0;
+    bool sinks = false;
+    int64_t n_ctx = 0;
+};
+
+class GpuAttention : public GpuOpTest {
+protected:
+    // Runs the case through gpu_attention (positions on the host) and gpu_attention_at (positions
+    // on the device) and compares both with cpu_attention over the same (f16-rounded) rows.
+    void expect_matches_cpu(const AttentionCase& c, gpu::KvType type, double limit) {
+        const int64_t n_kv = c.pos0 + c.n_tokens, k_dim = c.n_head_kv * c.hd_k, v_dim = c.n_head_kv * c.hd_v;
+        std::vector<float> keys = random_floats(rng_, static_cast<size_t>(n_kv * k_dim));
+        std::vector<float> values = random_floats(rng_, static_cast<size_t>(n_kv * v_dim));
+        const std::vector<float> q = random_floats(rng_, static_cast<size_t>(c.n_tokens * c.n_head * c.hd_k));
+        const std::vector<float> sinks = random_floats(rng_, static_cast<size_t>(c.n_head), 2.0f);
+        if (type == gpu::KvType::F16) {
+            for (float& v : keys) v = fp16_to_fp32(fp32_to_fp16(v));
+            for (float& v : values) v = fp16_to_fp32(fp32_to_fp16(v));
+        }
+        KvCache kv(1, n_kv, k_dim, v_dim);
+        std::copy(keys.begin(), keys.end(), kv.keys(0, 0));
+        std::copy(values.begin(), values.end(), kv.values(0, 0));
+        AttentionParams p{c.n_head, c.n_head_kv, c.hd_k, c.hd_v, 1.0f / std::sqrt(static_cast<float>(c.hd_k))};
+        p.sliding_window = c.window;
+        p.sinks = c.sinks ? sinks.data() : nullptr;
+        std::vector<float> want(static_cast<size_t>(c.n_tokens * c.n_head * c.hd_v));
+        cpu_attention(q.data(), kv, 0, c.n_tokens, c.pos0, p, want.data(), cpu_);
+
+        std::string error;
+        gpu::GpuKvCache cache(pool(), 1, std::max(c.n_ctx, n_kv), k_dim, v_dim, type, &error);
+        ASSERT_TRUE(cache.ok()) << error;
+        gpu::gpu_kv_store(to_device(keys), to_device(values), n_kv, 0, cache, 0, ctx());
+        gpu::GpuAttentionParams gp;
+        gp.n_head = c.n_head, gp.n_head_kv = c.n_head_kv, gp.head_dim_k = c.hd_k, gp.head_dim_v = c.hd_v;
+        gp.scale = p.scale, gp.sliding_window = c.window, gp.sinks = c.sinks ? to_device(sinks) : nullptr;
+        std::vector<int32_t> positions(static_cast<size_t>(c.n_tokens));
+        std::iota(positions.begin(), positions.end(), static_cast<int32_t>(c.pos0));
+        const float* dq = to_device(q);
+        const std::string name =
+            fmt::format("{} heads {}/{} dim {}/{} n={} pos0={}{}{}{}", type == gpu::KvType::F16 ? "f16" : "f32",
+                        c.n_head, c.n_head_kv, c.hd_k, c.hd_v, c.n_tokens, c.pos0,
+                        c.window ? fmt::format(" window {}", c.window) : "", c.sinks ? " sinks" : "",
+                        c.n_ctx ? fmt::format(" ctx {}", c.n_ctx) : "");
+        float* out = device_zeros<float>(want.size());
+        gpu::gpu_attention(dq, cache, 0, c.n_tokens, c.pos0, gp, out, ctx());
+        EXPECT_NMSE("attention " + name, from_device(out, want.size()), want, limit);
+        float* out_at = device_zeros<float>(want.size());
+        gpu::gpu_attention_at(dq, cache, 0, c.n_tokens, to_device(positions), gp, out_at, ctx());
+        EXPECT_NMSE("attention_at " + name, from_device(out_at, want.size()), want, limit);
+    }
+
+    std::mt19937 rng_{11};
+
+private:
+    ThreadPool threads_{ThreadPool::Options{.threads = 2}};
+    CpuContext cpu_{threads_};
+};
 
 TEST_F(GpuAttention, CausalGqaOverF32AndF16Cache) {
     struct Case { int64_t n_head, n_head_kv, hd_k, hd_v, n_tokens, pos0, window; bool sinks; };
@@ -68,6 +130,98 @@ TEST_F(GpuAttention, CausalGqaOverF32AndF16Cache) {
                                     c.n_tokens, c.pos0, c.window ? " window" : "", c.sinks ? " sinks" : ""),
                         from_device(out, want.size()), want, 1e-10);
         }
+    }
+}
+
+// One or a few query tokens over thousands of keys: split-K across blocks, then the merge. With
+// positions on the device the slices follow the cache capacity (n_ctx), so shallow steps in a
+// large cache leave most slices empty; those must not disturb the merge.
+TEST_F(GpuAttention, DecodeSplitsLongCachesWithGqaWindowsAndSinks) {
+    const AttentionCase cases[] = {
+        {32, 4, 128, 128, 1, 2999},                      // Qwen3-30B-A3B's heads, 3000 keys
+        {32, 4, 128, 128, 1, 8999},                      // 9000 keys
+        {32, 4, 128, 128, 1, 2999, 0, false, 9000},      // capacity three times the depth
+        {32, 4, 128, 128, 1, 40, 0, false, 9000},        // shallow: one slice holds every key
+        {16, 2, 64, 64, 1, 8999, 4096, true},            // sliding window and sinks (gpt-oss)
+        {16, 2, 64, 64, 1, 3000, 4096, true, 9000},      // window longer than the depth
+        {8, 2, 128, 128, 1, 5000, 0, true},              // sinks alone
+        {32, 4, 128, 128, 4, 3000},                      // a few tokens (speculative verify)
+        {4, 1, 256, 256, 1, 3000},                       // one KV head, the largest head
+        {6, 2, 64, 32, 2, 3001},                         // value heads narrower than key heads
+    };
+    for (const AttentionCase& c : cases) {
+        for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) expect_matches_cpu(c, type, 1e-10);
+    }
+}
+
+// A decode step captured as a graph replays at other depths: the depth is read on the device, and
+// nothing of the launch (grid, scratch) may depend on the depth it was captured at.
+TEST_F(GpuAttention, DecodeGraphReplaysAtOtherDepths) {
+    const int64_t n_ctx = 9000, n_head = 32, n_head_kv = 4, hd = 128, k_dim = n_head_kv * hd;
+    std::vector<float> keys = random_floats(rng_, static_cast<size_t>(n_ctx * k_dim));
+    std::vector<float> values = random_floats(rng_, static_cast<size_t>(n_ctx * k_dim));
+    for (float& v : keys) v = fp16_to_fp32(fp32_to_fp16(v));
+    for (float& v : values) v = fp16_to_fp32(fp32_to_fp16(v));
+    const std::vector<float> q = random_floats(rng_, static_cast<size_t>(n_head * hd));
+    const std::vector<float> sinks = random_floats(rng_, static_cast<size_t>(n_head), 2.0f);
+    std::string error;
+    gpu::GpuKvCache cache(pool(), 1, n_ctx, k_dim, k_dim, gpu::KvType::F16, &error);
+    ASSERT_TRUE(cache.ok()) << error;
+    gpu::gpu_kv_store(to_device(keys), to_device(values), n_ctx, 0, cache, 0, ctx());
+    gpu::GpuAttentionParams gp;
+    gp.n_head = n_head, gp.n_head_kv = n_head_kv, gp.head_dim_k = hd, gp.head_dim_v = hd;
+    gp.scale = 1.0f / std::sqrt(static_cast<float>(hd)), gp.sinks = to_device(sinks);
+    const float* dq = to_device(q);
+    int32_t* position = to_device(std::vector<int32_t>{2999});
+    float* out = device_zeros<float>(static_cast<size_t>(n_head * hd));
+
+    // As the decode graph does: one eager step settles the scratch, then the capture.
+    gpu::gpu_attention_at(dq, cache, 0, 1, position, gp, out, ctx());
+    ctx().synchronize();
+    const uint64_t generation = ctx().scratch_generation();
+    gpu::GpuGraph graph;
+    ASSERT_TRUE(graph.begin_capture(ctx().stream(), &error)) << error;
+    gpu::gpu_attention_at(dq, cache, 0, 1, position, gp, out, ctx());
+    ASSERT_TRUE(graph.end_capture(ctx().stream(), &error)) << error;
+    EXPECT_EQ(ctx().scratch_generation(), generation) << "the scratch moved while capturing";
+
+    ThreadPool threads(ThreadPool::Options{.threads = 2});
+    CpuContext cpu(threads);
+    for (const int32_t depth : {8999, 2999, 100, 0}) {
+        const std::vector<int32_t> host_position{depth};
+        ctx().upload(position, host_position.data(), sizeof(int32_t));
+        graph.launch(ctx().stream());
+        const std::vector<float> got = from_device(out, static_cast<size_t>(n_head * hd));
+
+        const int64_t n_kv = depth + 1;
+        KvCache kv(1, n_kv, k_dim, k_dim);
+        std::copy(keys.begin(), keys.begin() + n_kv * k_dim, kv.keys(0, 0));
+        std::copy(values.begin(), values.begin() + n_kv * k_dim, kv.values(0, 0));
+        AttentionParams p{n_head, n_head_kv, hd, hd, gp.scale};
+        p.sinks = sinks.data();
+        std::vector<float> want(got.size());
+        cpu_attention(q.data(), kv, 0, 1, depth, p, want.data(), cpu);
+        EXPECT_NMSE(fmt::format("attention graph replay f16 heads 32/4 dim 128 ctx 9000 at pos {}", depth), got, want,
+                    1e-10);
+    }
+}
+
+// Prompt batches run in flash tiles (query tiles of 32 or 64 tokens over shared-memory key tiles),
+// from position 0 and continuing a cache, with masks on the diagonal tile and sliding windows.
+TEST_F(GpuAttention, PromptBatchesMatchCpuInFlashTiles) {
+    const AttentionCase cases[] = {
+        {32, 4, 128, 128, 512, 0},           // a prompt from the start, Qwen3-30B-A3B's heads
+        {32, 4, 128, 128, 300, 700},         // a chunk continuing a cache; a partial last tile
+        {16, 2, 64, 64, 600, 0, 128, true},  // sliding window and sinks (gpt-oss)
+        {16, 2, 64, 64, 250, 400, 128, true},
+        {8, 8, 64, 64, 200, 37},             // one KV head per query head
+        {8, 2, 80, 80, 257, 5},              // head dim padded up to the 128-wide tiles
+        {6, 2, 64, 32, 100, 20},             // value heads narrower than key heads
+        {32, 4, 128, 128, 33, 4000},         // just enough tokens for a tile, deep in the cache
+        {4, 1, 256, 256, 64, 10},            // 256-wide heads stay on the rows kernel
+    };
+    for (const AttentionCase& c : cases) {
+        for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) expect_matches_cpu(c, type, 1e-10);
     }
 }
 

@@ -139,8 +139,8 @@ struct GpuAttentionParams {
 };
 constexpr int64_t kGpuMaxHeadDim = 256;
 // The GpuContext scratch slot attention keeps its split-K partials in (steps of few tokens over
-// a deep cache). Callers' own slots stay below it (gpu_llama.cpp's Slot ends near 20); its size
-// follows the cache capacity, not the depth, so a captured decode step never sees it move.
+// a deep cache). Callers' own slots stay below it (gpu_llama.cpp's Slot ends near 20); it is one
+// size per device (~1 MB on an H200), so a captured decode step never sees it move.
 constexpr int kGpuAttentionScratchSlot = 48;
 // Causal grouped-query attention: q n_tokens rows of n_head·head_dim_k (roped), the cache holding
 // positions [0, pos0 + n_tokens); out n_tokens rows of n_head·head_dim_v. One query token (or a

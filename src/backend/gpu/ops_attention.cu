@@ -1,11 +1,14 @@
 // The device KV cache and causal grouped-query attention over it (gpu_ops.h); CPU reference in
-// backend/cpu/attention.cpp. One block per (query token, head): its warps take interleaved groups
-// of key positions with an online softmax each, then merge their partial sums through shared
-// memory. Correct at any length; long-context decode wants split-K across blocks (not done yet:
-// one block per head reads the whole cache).
+// backend/cpu/attention.cpp. This file holds the cache, its stores, the dispatch between the
+// attention paths (kernels/attention_paths.cuh) and the rows path: one block per (query token,
+// head), its warps taking interleaved groups of key positions with an online softmax each, then
+// merging their partial sums through shared memory. The rows path is correct at any shape; split
+// (few tokens, deep cache) and flash (prompt batches) take the shapes they are faster on.
 #include <cmath>
 
 #include "backend/gpu/gpu_ops.h"
+#include "backend/gpu/kernels/attention_paths.cuh"
+#include "backend/gpu/kernels/attention_rows.cuh"
 #include "backend/gpu/kernels/common.cuh"
 #include "backend/gpu/kernels/kv_access.cuh"
 
@@ -18,10 +21,6 @@ namespace {
 constexpr int kAttentionBlockDecode = 512;
 constexpr int kAttentionBlockBatch = 256;
 constexpr int kAttentionMaxWarps = kAttentionBlockDecode / 32;
-// Keys a warp scores at once. A warp working through keys one by one waits for each key row and
-// then its value row (two memory round trips per key); with a group, the loads of all its keys are
-// issued before the first is used, and the online softmax rescales once per group.
-constexpr int kKeyGroup = 4;
 constexpr int kStoreBlock = 256;
 
 template <typename KV>
@@ -31,97 +30,35 @@ __global__ void kv_store_kernel(const float* src, int64_t dim, int64_t pos0, KV*
     if (i < dim) store_kv(dst, (pos0 + t) * dim + i, src[t * dim + i]);
 }
 
-// Token t sits at positions[t] when `positions` is set (read here, so a captured decode step
-// replays at any depth), else at pos0 + t. Warp w takes key groups w, w + n_warps, ...
+// Block (x: head, y: token). Token t sits at positions[t] when `positions` is set (read here, so
+// a captured step replays at any depth), else at pos0 + t.
 template <typename KV>
-__global__ void attention_kernel(const float* q, const KV* keys, const KV* values, const int32_t* positions, int64_t pos0,
-                                 GpuAttentionParams p, float* out) {
-    constexpr int kPerLane = static_cast<int>(kGpuMaxHeadDim) / vendor::kWarpSize;
-    constexpr int G = kKeyGroup;
-    __shared__ float s_max[kAttentionMaxWarps], s_sum[kAttentionMaxWarps];
-    __shared__ float s_acc[kAttentionMaxWarps][kGpuMaxHeadDim];
-    const int lane = static_cast<int>(threadIdx.x) % vendor::kWarpSize, warp = static_cast<int>(threadIdx.x) / vendor::kWarpSize;
+__global__ void attention_rows_kernel(const float* q, const KV* keys, const KV* values, const int32_t* positions,
+                                      int64_t pos0, GpuAttentionParams p, float* out) {
+    __shared__ RowShared<kAttentionMaxWarps> shared;
+    const int warp = static_cast<int>(threadIdx.x) / vendor::kWarpSize;
     const int n_warps = static_cast<int>(blockDim.x) / vendor::kWarpSize;
     const int64_t h = blockIdx.x, t = blockIdx.y;
     const int64_t kv_head = h / (p.n_head / p.n_head_kv);
     const int64_t k_stride = p.n_head_kv * p.head_dim_k, v_stride = p.n_head_kv * p.head_dim_v;
-    const int64_t n_kv = (positions ? static_cast<int64_t>(positions[t]) : pos0 + t) + 1;  // causal: up to its own
-    const int64_t j0 = p.sliding_window > 0 ? max(static_cast<int64_t>(0), n_kv - p.sliding_window) : 0;
+    const KeySpan span = visible_keys(p, positions ? static_cast<int64_t>(positions[t]) : pos0 + t);
+    const HeadRows<KV> rows{keys + kv_head * p.head_dim_k, values + kv_head * p.head_dim_v, k_stride, v_stride,
+                            p.head_dim_k, p.head_dim_v};
 
-    const float* qh = q + (t * p.n_head + h) * p.head_dim_k;
-    float qv[kPerLane], acc[kPerLane];
+    float qv[kRowPerLane], acc[kRowPerLane];
+    load_query_row(q + (t * p.n_head + h) * p.head_dim_k, p.head_dim_k, p.scale, qv);
 #pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-        const int64_t d = lane + i * vendor::kWarpSize;
-        qv[i] = d < p.head_dim_k ? qh[d] : 0.0f;
-        acc[i] = 0.0f;
-    }
-    const KV* k_base = keys + kv_head * p.head_dim_k;
-    const KV* v_base = values + kv_head * p.head_dim_v;
+    for (int i = 0; i < kRowPerLane; ++i) acc[i] = 0.0f;
     float m = -INFINITY, l = 0.0f;
-    for (int64_t base = j0 + static_cast<int64_t>(warp) * G; base < n_kv; base += static_cast<int64_t>(n_warps) * G) {
-        float s[G];
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-            const int64_t j = base + g;
-            float dot = 0.0f;
-#pragma unroll
-            for (int i = 0; i < kPerLane; ++i) {
-                const int64_t d = lane + i * vendor::kWarpSize;
-                if (j < n_kv && d < p.head_dim_k) dot += qv[i] * load_kv(k_base + j * k_stride, d);
-            }
-            s[g] = dot;
-        }
-        float m_new = m;
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-            s[g] = base + g < n_kv ? warp_sum(s[g]) * p.scale : -INFINITY;
-            m_new = fmaxf(m_new, s[g]);
-        }
-        // base < n_kv, so s[0] is finite and so is m_new: keys past the end weigh exp(-inf) = 0.
-        const float correction = expf(m - m_new);
-        float weight[G];
-        l *= correction;
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-            weight[g] = expf(s[g] - m_new);
-            l += weight[g];
-        }
-#pragma unroll
-        for (int i = 0; i < kPerLane; ++i) {
-            const int64_t d = lane + i * vendor::kWarpSize;
-            if (d >= p.head_dim_v) continue;
-            float a = acc[i] * correction;
-#pragma unroll
-            for (int g = 0; g < G; ++g) {
-                if (base + g < n_kv) a += weight[g] * load_kv(v_base + (base + g) * v_stride, d);
-            }
-            acc[i] = a;
-        }
-        m = m_new;
-    }
+    warp_attend(qv, rows, span.begin, span.end, warp, n_warps, m, l, acc);
 
-    // Merge the warps' partial softmaxes; a warp that saw no key has m = -inf and adds nothing.
-    if (lane == 0) s_max[warp] = m, s_sum[warp] = l;
-#pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-        const int64_t d = lane + i * vendor::kWarpSize;
-        if (d < p.head_dim_v) s_acc[warp][d] = acc[i];
-    }
+    publish_warp(shared, warp, m, l, acc, p.head_dim_v);
     __syncthreads();
     // A sink joins the normalization as one more logit and adds no value.
-    const float sink = p.sinks ? p.sinks[h] : -INFINITY;
-    float total_max = sink;
-    for (int w = 0; w < n_warps; ++w) total_max = fmaxf(total_max, s_max[w]);
-    float total_sum = p.sinks ? expf(sink - total_max) : 0.0f;
-    for (int w = 0; w < n_warps; ++w) total_sum += s_sum[w] * expf(s_max[w] - total_max);
-    const float inv = 1.0f / total_sum;
+    const RowTotals totals = row_totals(shared, n_warps, p.sinks ? p.sinks[h] : -INFINITY);
+    const float inv = 1.0f / totals.sum;
     float* o = out + (t * p.n_head + h) * p.head_dim_v;
-    for (int64_t d = threadIdx.x; d < p.head_dim_v; d += blockDim.x) {
-        float v = 0.0f;
-        for (int w = 0; w < n_warps; ++w) v += s_acc[w][d] * expf(s_max[w] - total_max);
-        o[d] = v * inv;
-    }
+    for (int64_t d = threadIdx.x; d < p.head_dim_v; d += blockDim.x) o[d] = row_value(shared, n_warps, totals, d) * inv;
 }
 
 }  // namespace
@@ -164,39 +101,52 @@ void gpu_kv_store(const float* k, const float* v, int64_t n_tokens, int64_t pos0
 
 namespace {
 
-void launch_attention(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, const int32_t* positions,
-                      int64_t pos0, const GpuAttentionParams& p, float* out, GpuContext& ctx) {
-    STRATA_CHECK(p.head_dim_k <= kGpuMaxHeadDim && p.head_dim_v <= kGpuMaxHeadDim, "gpu_attention: head dim above kGpuMaxHeadDim");
-    STRATA_CHECK(p.n_head_kv > 0 && p.n_head % p.n_head_kv == 0, "gpu_attention: n_head must be a multiple of n_head_kv");
-    STRATA_CHECK(p.n_head_kv * p.head_dim_k == kv.k_dim() && p.n_head_kv * p.head_dim_v == kv.v_dim(),
-                 "gpu_attention: head shape does not match the KV cache rows");
-    STRATA_CHECK(pos0 + n_tokens <= kv.n_ctx() && n_tokens <= 65535, "gpu_attention: batch past the cache or too large");
-    if (n_tokens == 0) return;
-    const dim3 grid(static_cast<unsigned>(p.n_head), static_cast<unsigned>(n_tokens));
-    const int block = n_tokens == 1 ? kAttentionBlockDecode : kAttentionBlockBatch;
-    if (kv.type() == KvType::F16) {
-        attention_kernel<<<grid, block, 0, stream_of(ctx)>>>(
-            q, static_cast<const uint16_t*>(kv.keys(layer)), static_cast<const uint16_t*>(kv.values(layer)), positions, pos0,
-            p, out);
+void launch_attention_rows(const AttentionCall& call, GpuContext& ctx) {
+    const GpuAttentionParams& p = call.p;
+    const dim3 grid(static_cast<unsigned>(p.n_head), static_cast<unsigned>(call.n_tokens));
+    const int block = call.n_tokens == 1 ? kAttentionBlockDecode : kAttentionBlockBatch;
+    if (call.kv->type() == KvType::F16) {
+        attention_rows_kernel<<<grid, block, 0, stream_of(ctx)>>>(
+            call.q, static_cast<const uint16_t*>(call.kv->keys(call.layer)),
+            static_cast<const uint16_t*>(call.kv->values(call.layer)), call.positions, call.pos0, p, call.out);
     } else {
-        attention_kernel<<<grid, block, 0, stream_of(ctx)>>>(
-            q, static_cast<const float*>(kv.keys(layer)), static_cast<const float*>(kv.values(layer)), positions, pos0, p,
-            out);
+        attention_rows_kernel<<<grid, block, 0, stream_of(ctx)>>>(
+            call.q, static_cast<const float*>(call.kv->keys(call.layer)),
+            static_cast<const float*>(call.kv->values(call.layer)), call.positions, call.pos0, p, call.out);
     }
     STRATA_GPU_LAUNCHED();
+}
+
+// Picks the path by what the host knows for every replay of a captured step: the token count,
+// the shape and the cache capacity (or pos0), never the device-side depth.
+void launch_attention(const AttentionCall& call, GpuContext& ctx) {
+    const GpuAttentionParams& p = call.p;
+    STRATA_CHECK(p.head_dim_k <= kGpuMaxHeadDim && p.head_dim_v <= kGpuMaxHeadDim, "gpu_attention: head dim above kGpuMaxHeadDim");
+    STRATA_CHECK(p.n_head_kv > 0 && p.n_head % p.n_head_kv == 0, "gpu_attention: n_head must be a multiple of n_head_kv");
+    STRATA_CHECK(p.n_head_kv * p.head_dim_k == call.kv->k_dim() && p.n_head_kv * p.head_dim_v == call.kv->v_dim(),
+                 "gpu_attention: head shape does not match the KV cache rows");
+    STRATA_CHECK(call.pos0 + call.n_tokens <= call.kv->n_ctx() && call.n_tokens <= 65535,
+                 "gpu_attention: batch past the cache or too large");
+    if (call.n_tokens == 0) return;
+    if (call.n_tokens >= kAttentionFlashMinTokens && launch_attention_flash(call, ctx)) return;
+    if (const int n_split = attention_split_count(call, ctx); n_split > 1) {
+        launch_attention_split(call, n_split, ctx);
+        return;
+    }
+    launch_attention_rows(call, ctx);
 }
 
 }  // namespace
 
 void gpu_attention(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
                    const GpuAttentionParams& p, float* out, GpuContext& ctx) {
-    launch_attention(q, kv, layer, n_tokens, nullptr, pos0, p, out, ctx);
+    launch_attention(AttentionCall{q, &kv, layer, n_tokens, nullptr, pos0, p, out}, ctx);
 }
 
 void gpu_attention_at(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, const int32_t* positions,
                       const GpuAttentionParams& p, float* out, GpuContext& ctx) {
     // The positions live on the device; the caller has checked them against the cache on the host.
-    launch_attention(q, kv, layer, n_tokens, positions, 0, p, out, ctx);
+    launch_attention(AttentionCall{q, &kv, layer, n_tokens, positions, 0, p, out}, ctx);
 }
 
 }  // namespace strata::gpu
