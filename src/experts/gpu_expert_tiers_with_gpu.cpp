@@ -283,6 +283,7 @@ public:
                 }
                 gpu::MoePlan plan;
                 plan.tile_columns = tile_width;
+                plan.max_tile_pairs = static_cast<int>(std::min<int64_t>(tile_width, n));  // an expert's pairs are distinct tokens
                 plan.n_pairs = s.count;
                 plan.max_tiles = s.tiles;
                 plan.sorted = d_sorted;

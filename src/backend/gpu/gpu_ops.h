@@ -167,6 +167,7 @@ constexpr int64_t kGpuTiledMinTokens = 32;
 int gpu_moe_tile_columns(int64_t n_pairs, int64_t n_expert, const DeviceWeight& gate_up, const DeviceWeight& down);
 struct MoePlan {
     int tile_columns = kGpuMatmulColumns;  // pairs per tile: kGpuMatmulColumns or kGpuTiledColumns
+    int max_tile_pairs = kGpuMatmulColumns;  // the most pairs a tile holds: 1 in one-token plans
     int64_t n_pairs = 0;     // n_tokens · k
     int64_t max_tiles = 0;   // launch bound: tiles beyond the device-side count exit at once
     int32_t* sorted = nullptr;   // [n_pairs] pair indices grouped by expert

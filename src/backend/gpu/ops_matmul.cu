@@ -20,6 +20,8 @@ bool gpu_supports_type(TensorType type) {
 namespace {
 
 constexpr int kMatmulBlock = 256;   // threads; rows per block = kMatmulBlock / warp size
+constexpr int kSmallMatmulBlock = 64;  // for matrices of at most kSmallMatrixRows rows
+constexpr int64_t kSmallMatrixRows = 1024;
 constexpr int kGetRowsBlock = 64;   // threads, one 32-value chunk each
 
 template <TensorType T>
@@ -85,11 +87,14 @@ void check_weight(const DeviceWeight& w, const char* op) {
 }
 
 void launch_matmul(const DeviceWeight& w, const float* x, float* y, const Columns& cols, int64_t grid_y, GpuContext& ctx) {
-    const int64_t rows_per_block = kMatmulBlock / ctx.warp_size();
+    // Small matrices (a MoE router: 128 rows) get small blocks, so that their few rows still
+    // spread over many multiprocessors.
+    const int block = w.ne[1] <= kSmallMatrixRows ? kSmallMatmulBlock : kMatmulBlock;
+    const int64_t rows_per_block = std::max<int64_t>(1, block / ctx.warp_size());
     const dim3 grid(grid_for(w.ne[1], static_cast<int>(rows_per_block)), static_cast<unsigned>(grid_y));
     const uint64_t matrix_bytes = w.matrix_stride();
     dispatch_weight_type(w.type, [&](auto tag) {
-        matmul_kernel<decltype(tag)::value><<<grid, kMatmulBlock, 0, stream_of(ctx)>>>(
+        matmul_kernel<decltype(tag)::value><<<grid, block, 0, stream_of(ctx)>>>(
             w.data, matrix_bytes, w.row_bytes, w.ne[0], w.ne[1], x, y, cols);
     });
     STRATA_GPU_LAUNCHED();
@@ -122,7 +127,7 @@ void gpu_matmul(const DeviceWeight& w, int64_t matrix, const float* x, int64_t n
     }
     const int64_t grid_y = (n_tokens + kGpuMatmulColumns - 1) / kGpuMatmulColumns;
     if (xq && gpu_matvec_takes_q8(w)) {
-        launch_matvec_q8(w, *xq, y, cols, grid_y, ctx);
+        launch_matvec_q8(w, *xq, y, cols, grid_y, n_tokens == 1, ctx);
         return;
     }
     launch_matmul(w, x, y, cols, grid_y, ctx);
@@ -151,7 +156,7 @@ void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const f
         return;
     }
     if (xq && gpu_matvec_takes_q8(w)) {
-        launch_matvec_q8(w, *xq, y, cols, plan.max_tiles, ctx);
+        launch_matvec_q8(w, *xq, y, cols, plan.max_tiles, plan.max_tile_pairs == 1, ctx);
         return;
     }
     launch_matmul(w, x, y, cols, plan.max_tiles, ctx);

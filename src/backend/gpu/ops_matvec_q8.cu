@@ -52,16 +52,18 @@ struct MatvecJob {
 
 // The rows of one part for block `block` of it: kLanes lanes per output row; each lane takes
 // units lane, lane + kLanes, ... and the group's partial sums meet through shuffles (masks below
-// kLanes stay within the group).
-template <TensorType T, int kLanes, bool kSwiglu>
+// kLanes stay within the group). kCols: columns a tile may hold, kGpuMatmulColumns or 1 (a
+// one-token step: the kernel then keeps one accumulator, and its lower register count lets more
+// warps wait on memory at once).
+template <TensorType T, int kLanes, bool kSwiglu, int kCols>
 __device__ __forceinline__ void matvec_rows(const MatvecPart& part, unsigned block, int64_t n_in, const GpuQ8Rows& xq,
                                             const Columns& cols) {
     using Dot = Q8Dot<T>;
-    constexpr int kCols = kGpuMatmulColumns;
     const int lane = static_cast<int>(threadIdx.x) % kLanes;
     const int64_t o = block * static_cast<int64_t>(blockDim.x / kLanes) + threadIdx.x / kLanes;
     int64_t matrix, first, count;
     if (!tile_of(cols, kCols, matrix, first, count)) return;  // the whole block
+    count = min(count, static_cast<int64_t>(kCols));  // 1-column kernels run only where tiles hold one
     // Rows past the end still run (on the last row) so every lane joins the shuffles.
     const bool valid = o < part.n_out;
     const int64_t row_index = valid ? o : part.n_out - 1;
@@ -115,7 +117,7 @@ __device__ __forceinline__ void matvec_rows(const MatvecPart& part, unsigned blo
 }
 
 // The part of this block, then its format's rows (a branch the whole block takes alike).
-template <int kLanes, bool kSwiglu>
+template <int kLanes, bool kSwiglu, int kCols>
 __global__ void matvec_q8_kernel(MatvecJob job, int64_t n_in, GpuQ8Rows xq, Columns cols) {
     int p = 0;
     for (int i = 1; i < job.n_parts; ++i) {
@@ -125,14 +127,14 @@ __global__ void matvec_q8_kernel(MatvecJob job, int64_t n_in, GpuQ8Rows xq, Colu
     const unsigned block = blockIdx.x - part.first_block;
     using T = TensorType;
     switch (part.type) {  // the formats of dispatch_q8_weight_type (a host function)
-        case T::Q4_0: matvec_rows<T::Q4_0, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
-        case T::Q4_1: matvec_rows<T::Q4_1, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
-        case T::Q5_0: matvec_rows<T::Q5_0, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
-        case T::Q5_1: matvec_rows<T::Q5_1, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
-        case T::Q8_0: matvec_rows<T::Q8_0, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
-        case T::Q4_K: matvec_rows<T::Q4_K, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
-        case T::Q5_K: matvec_rows<T::Q5_K, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
-        case T::Q6_K: matvec_rows<T::Q6_K, kLanes, kSwiglu>(part, block, n_in, xq, cols); break;
+        case T::Q4_0: matvec_rows<T::Q4_0, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
+        case T::Q4_1: matvec_rows<T::Q4_1, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
+        case T::Q5_0: matvec_rows<T::Q5_0, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
+        case T::Q5_1: matvec_rows<T::Q5_1, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
+        case T::Q8_0: matvec_rows<T::Q8_0, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
+        case T::Q4_K: matvec_rows<T::Q4_K, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
+        case T::Q5_K: matvec_rows<T::Q5_K, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
+        case T::Q6_K: matvec_rows<T::Q6_K, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
         default: break;  // gpu_matvec_takes_q8 keeps other formats out
     }
 }
@@ -189,9 +191,18 @@ GpuQ8Rows gpu_quantize_q8(const float* x, int64_t n_rows, int64_t n_in, int scra
 
 namespace {
 
-// Queues a job over the parts' rows (lane groups sized by the first part's row).
-void launch_job(MatvecJob& job, int64_t n_in, bool swiglu, const GpuQ8Rows& xq, const Columns& cols, int64_t grid_y,
-                GpuContext& ctx) {
+template <bool kSwiglu, int kCols>
+void launch_kernel(int lanes, dim3 grid, const MatvecJob& job, int64_t n_in, const GpuQ8Rows& xq, const Columns& cols,
+                   vendor::Stream s) {
+    if (lanes == 32) matvec_q8_kernel<32, kSwiglu, kCols><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+    else if (lanes == 16) matvec_q8_kernel<16, kSwiglu, kCols><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+    else matvec_q8_kernel<8, kSwiglu, kCols><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+}
+
+// Queues a job over the parts' rows (lane groups sized by the first part's row). one_column: every
+// tile holds one column (a one-token step).
+void launch_job(MatvecJob& job, int64_t n_in, bool swiglu, bool one_column, const GpuQ8Rows& xq, const Columns& cols,
+                int64_t grid_y, GpuContext& ctx) {
     STRATA_CHECK(xq.n_in == n_in, "int8 activations of another width than the weight's rows");
     const int lanes = lanes_for(n_in / unit_values(job.part[0].type));
     const int rows_per_block = kMatvecBlock / lanes;
@@ -202,14 +213,13 @@ void launch_job(MatvecJob& job, int64_t n_in, bool swiglu, const GpuQ8Rows& xq, 
     }
     const dim3 grid(blocks, static_cast<unsigned>(grid_y));
     const auto s = stream_of(ctx);
+    constexpr int kWide = kGpuMatmulColumns;
     if (swiglu) {
-        if (lanes == 32) matvec_q8_kernel<32, true><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
-        else if (lanes == 16) matvec_q8_kernel<16, true><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
-        else matvec_q8_kernel<8, true><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+        if (one_column) launch_kernel<true, 1>(lanes, grid, job, n_in, xq, cols, s);
+        else launch_kernel<true, kWide>(lanes, grid, job, n_in, xq, cols, s);
     } else {
-        if (lanes == 32) matvec_q8_kernel<32, false><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
-        else if (lanes == 16) matvec_q8_kernel<16, false><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
-        else matvec_q8_kernel<8, false><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+        if (one_column) launch_kernel<false, 1>(lanes, grid, job, n_in, xq, cols, s);
+        else launch_kernel<false, kWide>(lanes, grid, job, n_in, xq, cols, s);
     }
     STRATA_GPU_LAUNCHED();
 }
@@ -250,11 +260,11 @@ int64_t dense_tiles(int64_t n_tokens) { return (n_tokens + kGpuMatmulColumns - 1
 }  // namespace
 
 void launch_matvec_q8(const DeviceWeight& w, const GpuQ8Rows& xq, float* y, const Columns& cols, int64_t grid_y,
-                      GpuContext& ctx) {
+                      bool one_column, GpuContext& ctx) {
     MatvecJob job;
     job.part[0] = part_of(w, y);
     job.n_parts = 1;
-    launch_job(job, w.ne[0], false, xq, cols, grid_y, ctx);
+    launch_job(job, w.ne[0], false, one_column, xq, cols, grid_y, ctx);
 }
 
 bool gpu_matvec_q8_many(const GpuMatvecOut* outs, int n, const GpuQ8Rows& xq, int64_t n_tokens, GpuContext& ctx) {
@@ -266,7 +276,7 @@ bool gpu_matvec_q8_many(const GpuMatvecOut* outs, int n, const GpuQ8Rows& xq, in
         job.part[i] = part_of(w, outs[i].y);
     }
     job.n_parts = n;
-    launch_job(job, outs[0].w->ne[0], false, xq, dense_columns(n_tokens), dense_tiles(n_tokens), ctx);
+    launch_job(job, outs[0].w->ne[0], false, n_tokens == 1, xq, dense_columns(n_tokens), dense_tiles(n_tokens), ctx);
     return true;
 }
 
@@ -274,7 +284,7 @@ bool gpu_matvec_q8_swiglu(const DeviceWeight& gate, const DeviceWeight& up, cons
                           float* y, GpuContext& ctx) {
     MatvecJob job;
     if (n_tokens >= kGpuTiledMinTokens || gate.ne[2] * gate.ne[3] != 1 || !swiglu_job(gate, up, y, job)) return false;
-    launch_job(job, gate.ne[0], true, xq, dense_columns(n_tokens), dense_tiles(n_tokens), ctx);
+    launch_job(job, gate.ne[0], true, n_tokens == 1, xq, dense_columns(n_tokens), dense_tiles(n_tokens), ctx);
     return true;
 }
 
@@ -291,7 +301,7 @@ bool gpu_matvec_q8_swiglu_experts(const DeviceWeight& gate, const DeviceWeight& 
     cols.pairs_per_x_row = pairs_per_x_row;
     cols.x_by_sorted = x_rows == MoeRows::Sorted;
     cols.y_by_sorted = y_rows == MoeRows::Sorted;
-    launch_job(job, gate.ne[0], true, xq, cols, plan.max_tiles, ctx);
+    launch_job(job, gate.ne[0], true, plan.max_tile_pairs == 1, xq, cols, plan.max_tiles, ctx);
     return true;
 }
 

@@ -119,6 +119,7 @@ MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int 
     STRATA_CHECK(tile_columns == kGpuMatmulColumns || tile_columns == kGpuTiledColumns, "gpu_moe_plan: tile width");
     MoePlan plan;
     plan.tile_columns = tile_columns;
+    plan.max_tile_pairs = tile_columns;
     plan.n_pairs = n_pairs;
     // Σ_e ceil(c_e / w) ≤ n_pairs / w + (experts with a pair), and never more than n_pairs.
     plan.max_tiles = std::min(n_pairs, n_pairs / tile_columns + n_expert);

@@ -65,6 +65,7 @@ MoePlan gpu_moe_route_plan_single(const float* logits, int64_t n_expert, int64_t
     STRATA_CHECK(k > 0 && k <= n_expert && n_expert <= kMaxExperts, "gpu_moe_route_plan_single: need 0 < k <= n_expert <= 4096");
     MoePlan plan;
     plan.tile_columns = kGpuMatmulColumns;
+    plan.max_tile_pairs = 1;
     plan.n_pairs = k;
     plan.max_tiles = k;
     plan.sorted = static_cast<int32_t*>(ctx.scratch(scratch_slot, static_cast<uint64_t>(k) * sizeof(int32_t)));

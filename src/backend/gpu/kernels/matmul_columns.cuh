@@ -54,7 +54,8 @@ void launch_matmul_tiled(const DeviceWeight& w, const float* x, float* y, const 
 
 // Decode and small batches with int8 activations (ops_matvec_q8.cu): tiles of up to
 // kGpuMatmulColumns columns, as the float row-per-warp kernel.
+// one_column: every tile holds one column (one-token steps), which takes a leaner kernel.
 void launch_matvec_q8(const DeviceWeight& w, const GpuQ8Rows& xq, float* y, const Columns& cols, int64_t grid_y,
-                      GpuContext& ctx);
+                      bool one_column, GpuContext& ctx);
 
 }  // namespace strata::gpu
