@@ -154,6 +154,27 @@ TEST_F(GpuAttention, DecodeSplitsLongCachesWithGqaWindowsAndSinks) {
     }
 }
 
+// Grouped decode blocks (one per KV head, slice and token, all the KV head's query heads sharing
+// K/V tiles in shared memory) over the shapes they take: 64- and 128-wide heads, heads padded up
+// to the tile width, key and value heads of different widths, groups larger than a block's warps,
+// slices ending inside a tile, shallow steps of one or two tiles and a few query tokens.
+TEST_F(GpuAttention, DecodeGroupedTilesOverShapes) {
+    const AttentionCase cases[] = {
+        {32, 4, 64, 64, 1, 8999},                     // group of 8, 64-wide heads
+        {32, 4, 64, 64, 4, 3000, 0, false, 9000},     // 4 tokens, positions on the device
+        {32, 4, 128, 128, 4, 2999, 0, true, 9000},    // 4 tokens, sinks, capacity past the depth
+        {32, 4, 128, 128, 1, 128},                    // 129 keys: three one-tile slices
+        {32, 4, 128, 128, 1, 63, 0, false, 9000},     // one tile, most slices empty
+        {40, 2, 128, 128, 1, 1000, 0, true},          // a group of 20: more heads than warps
+        {24, 2, 80, 80, 1, 1300},                     // 80-wide heads padded to 128
+        {12, 4, 32, 64, 2, 700, 256},                 // keys narrower than values, a window
+        {16, 2, 64, 64, 3, 5000, 1000, true, 9000},   // window, sinks and several tokens
+    };
+    for (const AttentionCase& c : cases) {
+        for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) expect_matches_cpu(c, type, 1e-10);
+    }
+}
+
 // A decode step captured as a graph replays at other depths: the depth is read on the device, and
 // nothing of the launch (grid, scratch) may depend on the depth it was captured at.
 TEST_F(GpuAttention, DecodeGraphReplaysAtOtherDepths) {

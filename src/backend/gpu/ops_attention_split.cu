@@ -1,20 +1,28 @@
 // Split-K ("flash-decoding") attention for steps of few query tokens over a deep cache
 // (kernels/attention_paths.cuh). One block per (token, head) leaves most of the GPU idle at
-// decode: 32 heads are 32 blocks on a 132-SM H200, each streaming the whole cache. Here each
-// (token, head) is cut into n_split slices of its visible keys, a block per slice runs the rows
-// kernel's warp loop over its slice and writes its partial softmax (max logit, Σ exp, Σ exp ·
-// value, unnormalized) to scratch; a merge kernel then rescales the slices to a common max, adds
-// the sink's logit once and normalizes.
+// decode: 32 heads are 32 blocks on a 132-SM H200, each streaming the whole cache. Here the
+// visible keys of each token are cut into n_split slices, a block per slice writes its partial
+// softmax (max logit, Σ exp, Σ exp · value, unnormalized) to scratch; a merge kernel then
+// rescales the slices to a common max, adds the sink's logit once and normalizes.
+//
+// Two block kernels write those partials:
+//   grouped (kernels/attention_decode_grouped.cuh)  a block per (KV head, slice, token) serving
+//       all query heads of the KV head from K/V tiles staged in shared memory: grouped-query
+//       attention with heads up to 128 dims (Qwen3's 32/4 × 128, gpt-oss's 64-dim heads);
+//   rows (kernels/attention_rows.cuh' warp loop)    a block per (query head, slice, token):
+//       one query head per KV head, heads above 128 dims, rows not 16-byte aligned.
 //
 // Graph replay: a captured decode step is replayed at every depth, with the depth read on the
 // device from `positions`. So n_split (the grid) is fixed from what the host knows for every
 // replay, the cache capacity; each block derives its slice from the depth it reads, and a block
 // whose slice is empty (a shallow step) writes a neutral partial (max = -inf, Σ = 0) that the
-// merge skips. The scratch is one size per device (about 1 MB on an H200), so it is never
+// merge skips. The scratch is one size per device (about 2 MB on an H200), so it is never
 // reallocated between replays, which would invalidate the graph.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
+#include "backend/gpu/kernels/attention_decode_grouped.cuh"
 #include "backend/gpu/kernels/attention_paths.cuh"
 #include "backend/gpu/kernels/attention_rows.cuh"
 
@@ -115,6 +123,66 @@ int64_t split_blocks_wanted(const GpuContext& ctx) {
     return static_cast<int64_t>(kSplitBlocksPerSm) * std::max(1, ctx.device().multiprocessors);
 }
 
+// Grouped blocks wanted per SM. A grouped block has 8 warps (of 32) and keeps a K and V tile of
+// ~32 KiB in flight while it computes the previous one; two per SM are ~8 MB in flight on an
+// H200, well past HBM latency × bandwidth, and leave room for both to be resident at once.
+constexpr int kGroupedBlocksPerSm = 2;
+int64_t grouped_blocks_wanted(const GpuContext& ctx) {
+    return static_cast<int64_t>(kGroupedBlocksPerSm) * std::max(1, ctx.device().multiprocessors);
+}
+
+// Partials the scratch holds: one size per device, whatever the shape. The rows kernel needs
+// fewer than 2 · split_blocks_wanted (it splits only while rows < blocks wanted, with n_split ≤
+// ⌈blocks wanted / rows⌉); the grouped kernel writes one partial per query head of its blocks,
+// up to kSplitMaxSlices per (token, head), and its slice count is capped by this.
+constexpr int kScratchEntriesPerSm = 16;
+int64_t scratch_entries(const GpuContext& ctx) {
+    return static_cast<int64_t>(kScratchEntriesPerSm) * std::max(1, ctx.device().multiprocessors);
+}
+
+// The grouped kernel's configuration for a call: its padded head width (0 when the rows kernel
+// takes the shape) and its tile of keys, which is also the slices' granularity.
+struct GroupedConfig {
+    int dims = 0, tile = 0;
+};
+template <typename KV>
+constexpr int grouped_tile(int dims) {
+    return dims == 64 ? DecodeShape<KV, 64>::kTile : DecodeShape<KV, 128>::kTile;
+}
+GroupedConfig grouped_config(const AttentionCall& call) {
+    const GpuAttentionParams& p = call.p;
+    const bool f16 = call.kv->type() == KvType::F16;
+    const int64_t elem = f16 ? 2 : 4, per_chunk = 16 / elem;
+    const int64_t widest = std::max(p.head_dim_k, p.head_dim_v);
+    const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
+    // One query head per KV head gains nothing from sharing tiles; wider heads, and rows that
+    // 16-byte loads cannot read, stay on the rows kernel.
+    if (p.n_head / p.n_head_kv < 2 || widest > 128 || p.head_dim_k % per_chunk != 0 || p.head_dim_v % per_chunk != 0 ||
+        !aligned(call.kv->keys(call.layer)) || !aligned(call.kv->values(call.layer))) {
+        return {};
+    }
+    const int dims = widest <= 64 ? 64 : 128;
+    return {dims, f16 ? grouped_tile<uint16_t>(dims) : grouped_tile<float>(dims)};
+}
+
+template <typename KV>
+void launch_grouped(const AttentionCall& call, int dims, int n_split, float* part_ml, float* part_acc,
+                    vendor::Stream stream) {
+    const GpuAttentionParams& p = call.p;
+    const dim3 grid(static_cast<unsigned>(p.n_head_kv), static_cast<unsigned>(n_split),
+                    static_cast<unsigned>(call.n_tokens));
+    const auto* k = static_cast<const KV*>(call.kv->keys(call.layer));
+    const auto* v = static_cast<const KV*>(call.kv->values(call.layer));
+    if (dims == 64) {
+        attention_decode_grouped_kernel<KV, 64><<<grid, kDecodeThreads, 0, stream>>>(
+            call.q, k, v, call.positions, call.pos0, p, n_split, part_ml, part_acc);
+    } else {
+        attention_decode_grouped_kernel<KV, 128><<<grid, kDecodeThreads, 0, stream>>>(
+            call.q, k, v, call.positions, call.pos0, p, n_split, part_ml, part_acc);
+    }
+    STRATA_GPU_LAUNCHED();
+}
+
 }  // namespace
 
 int attention_split_count(const AttentionCall& call, const GpuContext& ctx) {
@@ -123,39 +191,58 @@ int attention_split_count(const AttentionCall& call, const GpuContext& ctx) {
     // cache can hold, so that one grid serves every depth.
     int64_t max_keys = call.positions ? call.kv->n_ctx() : call.pos0 + call.n_tokens;
     if (call.p.sliding_window > 0) max_keys = std::min(max_keys, call.p.sliding_window);
-    const int64_t rows = call.n_tokens * call.p.n_head;
-    const int64_t by_keys = (max_keys + kSplitMinKeys - 1) / kSplitMinKeys;
-    const int64_t by_device = (split_blocks_wanted(ctx) + rows - 1) / rows;
-    return static_cast<int>(std::clamp<int64_t>(std::min(by_keys, by_device), 1, kSplitMaxSlices));
+    const int64_t by_scratch = scratch_entries(ctx) / (call.n_tokens * call.p.n_head);
+    int64_t by_keys = 0, by_device = 0;
+    if (const GroupedConfig g = grouped_config(call); g.dims > 0) {
+        // Slices of at least one tile: a shallow step (129 keys) runs three one-tile blocks per
+        // KV head rather than one block walking every key.
+        const int64_t blocks = call.n_tokens * call.p.n_head_kv;
+        by_keys = (max_keys + g.tile - 1) / g.tile;
+        by_device = (grouped_blocks_wanted(ctx) + blocks - 1) / blocks;
+    } else {
+        const int64_t rows = call.n_tokens * call.p.n_head;
+        by_keys = (max_keys + kSplitMinKeys - 1) / kSplitMinKeys;
+        by_device = (split_blocks_wanted(ctx) + rows - 1) / rows;
+    }
+    const int64_t n = std::min({by_keys, by_device, by_scratch, static_cast<int64_t>(kSplitMaxSlices)});
+    return static_cast<int>(std::max<int64_t>(n, 1));
 }
 
 void launch_attention_split(const AttentionCall& call, int n_split, GpuContext& ctx) {
     STRATA_CHECK(n_split >= 1 && n_split <= kSplitMaxSlices, "gpu_attention: split count out of range");
     const GpuAttentionParams& p = call.p;
     // One scratch size for every call on this device, so that no shape (a decode step, a short
-    // prompt chunk) makes it move under a captured graph. A split runs only while rows < blocks
-    // wanted, with n_split ≤ ⌈blocks wanted / rows⌉, so entries < 2 · blocks wanted.
+    // prompt chunk) makes it move under a captured graph.
     const int64_t entries = call.n_tokens * p.n_head * n_split;
-    const int64_t max_entries = 2 * split_blocks_wanted(ctx);
+    const int64_t max_entries = scratch_entries(ctx);
     STRATA_CHECK(entries <= max_entries, "gpu_attention: more split partials than the scratch holds");
     const auto scratch_floats = static_cast<uint64_t>(max_entries * (2 + kGpuMaxHeadDim));
     float* part_ml = ctx.scratch_floats(kGpuAttentionScratchSlot, scratch_floats);
     float* part_acc = part_ml + 2 * entries;
-    const dim3 grid(static_cast<unsigned>(p.n_head), static_cast<unsigned>(n_split),
-                    static_cast<unsigned>(call.n_tokens));
     const vendor::Stream stream = stream_of(ctx);
-    if (call.kv->type() == KvType::F16) {
-        attention_split_kernel<<<grid, kSplitThreads, 0, stream>>>(
-            call.q, static_cast<const uint16_t*>(call.kv->keys(call.layer)),
-            static_cast<const uint16_t*>(call.kv->values(call.layer)), call.positions, call.pos0, p, n_split, part_ml,
-            part_acc);
+    const bool f16 = call.kv->type() == KvType::F16;
+    if (const GroupedConfig g = grouped_config(call); g.dims > 0) {
+        if (f16) {
+            launch_grouped<uint16_t>(call, g.dims, n_split, part_ml, part_acc, stream);
+        } else {
+            launch_grouped<float>(call, g.dims, n_split, part_ml, part_acc, stream);
+        }
     } else {
-        attention_split_kernel<<<grid, kSplitThreads, 0, stream>>>(
-            call.q, static_cast<const float*>(call.kv->keys(call.layer)),
-            static_cast<const float*>(call.kv->values(call.layer)), call.positions, call.pos0, p, n_split, part_ml,
-            part_acc);
+        const dim3 grid(static_cast<unsigned>(p.n_head), static_cast<unsigned>(n_split),
+                        static_cast<unsigned>(call.n_tokens));
+        if (f16) {
+            attention_split_kernel<<<grid, kSplitThreads, 0, stream>>>(
+                call.q, static_cast<const uint16_t*>(call.kv->keys(call.layer)),
+                static_cast<const uint16_t*>(call.kv->values(call.layer)), call.positions, call.pos0, p, n_split,
+                part_ml, part_acc);
+        } else {
+            attention_split_kernel<<<grid, kSplitThreads, 0, stream>>>(
+                call.q, static_cast<const float*>(call.kv->keys(call.layer)),
+                static_cast<const float*>(call.kv->values(call.layer)), call.positions, call.pos0, p, n_split,
+                part_ml, part_acc);
+        }
+        STRATA_GPU_LAUNCHED();
     }
-    STRATA_GPU_LAUNCHED();
     const dim3 merge_grid(static_cast<unsigned>(p.n_head), static_cast<unsigned>(call.n_tokens));
     attention_merge_kernel<<<merge_grid, kMergeThreads, 0, stream>>>(part_ml, part_acc, n_split, p, call.out);
     STRATA_GPU_LAUNCHED();
