@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# GPU decode on a GPU machine, in one go: the GPU test suite, then the BENCHMARKS.md synthetic
-# Qwen3-30B-A3B (48 layers) all in VRAM with the int8 and the float matrix-vector kernels
-# (STRATA_GPU_MATVEC=f32), an op profile of decode, decode at depth 8192, and two tiered
-# scenarios (10 GiB budget, all experts in RAM). Logs go to OUT_DIR; a summary to stdout.
+# The GPU engine on a GPU machine, in one go: the GPU test suite, the streamed-equals-resident
+# expert check, `strata parity --device gpu` on the fixtures, `strata devices --selftest`, then the
+# BENCHMARKS.md synthetic Qwen3-30B-A3B (48 layers) all in VRAM with the int8 and the float
+# matrix-vector kernels (STRATA_GPU_MATVEC=f32), decode at depths 2048 and 8192, an op profile of
+# decode, prompt batches of 4096, the tiered scenarios (10 and 16 GiB budgets, all experts in RAM
+# with each miss lane), the server under 1/4/16 clients, and with SKEWED=S set the skewed-routing
+# scenarios. Logs go to OUT_DIR; a summary to stdout.
 # Usage: scripts/device_gpu_decode.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)]
 # BIN_DIR holds strata and strata_gpu_tests (scripts/device_bundle.sh; LD_LIBRARY_PATH set by the caller).
 set -uo pipefail
@@ -33,6 +36,16 @@ STRATA_TESTDATA=/tmp/synthdata step tier_exact_synth8 120 "$bin/strata_gpu_tests
 grep -E "OK|FAILED|PASSED|Failure|differ" "$out/tier_exact_synth8.txt" | head
 rm -rf /tmp/synthdata
 
+# Model parity against the HF logits, on the GPU, for every fixture with a GPU forward, and the
+# device self-test (memory, link, a kernel per op family against the CPU).
+for ref in "$data"/models/*.ref.gguf; do
+  name=$(basename "$ref" .ref.gguf)
+  step "parity_$name" 60 "$bin/strata" parity --device gpu -m "$data/models/$name.gguf" --ref "$ref"
+  tail -3 "$out/parity_$name.txt"
+done
+step selftest 120 "$bin/strata" devices --selftest
+tail -30 "$out/selftest.txt"
+
 model=/tmp/strata-synth-${layers}l.gguf
 step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model"
 bench() {  # name args...
@@ -48,5 +61,35 @@ step profile_vram 120 "$bin/strata" bench -m "$model" --device gpu -p 0 -n 32 -r
 tail -32 "$out/profile_vram.txt"
 bench vram_pp4096 -p 4096 -n 0 -r 1 -b 4096
 bench budget10 -p 512 -n 64 -r 2 --vram-budget 10GiB
-bench ram_auto -p 0 -n 64 -r 2 --expert-slots 0
+bench budget16 -p 512 -n 64 -r 2 --vram-budget 16GiB
+bench ram_auto -p 512 -n 64 -r 2 --expert-slots 0
+bench ram_cpu -p 0 -n 64 -r 2 --expert-slots 0 --miss-lane cpu
+bench ram_stream -p 0 -n 64 -r 2 --expert-slots 0 --miss-lane stream
+
+# The server under 1, 4 and 16 concurrent clients (strata loadgen), the model on the GPU.
+printf '%s' '{% for m in messages %}<{{ m.role }}>{{ m.content }}
+{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}' > /tmp/strata-template.jinja
+"$bin/strata" serve -m "$model" --device gpu --chat-template /tmp/strata-template.jinja --port 0 --slots 16 \
+  --ctx-size 1024 > "$out/serve.txt" 2>&1 &
+serve_pid=$!
+port=""
+for _ in $(seq 1 1200); do
+  port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$out/serve.txt" | head -1)
+  [[ -n "$port" ]] && grep -q "ready in" "$out/serve.txt" && break
+  sleep 0.1
+done
+step serve_load 300 "$bin/strata" loadgen --url "http://127.0.0.1:$port" --clients 1,4,16 --requests-per-client 4 --max-tokens 64
+cat "$out/serve_load.txt"
+kill "$serve_pid"; wait "$serve_pid" 2> /dev/null
 rm -f "$model"
+
+# Skewed routing (a Zipf exponent per layer, BENCHMARKS.md): what the cache policies make of a hot set.
+if [[ -n "${SKEWED:-}" ]]; then
+  model=/tmp/strata-synth-${layers}l-skew${SKEWED}.gguf
+  step synth_skew 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" \
+    --router-skew "$SKEWED" -o "$model"
+  bench skew_budget10_lru -p 512 -n 64 -r 2 --vram-budget 10GiB --expert-policy lru
+  bench skew_budget10_lfu -p 512 -n 64 -r 2 --vram-budget 10GiB --expert-policy lfu
+  bench skew_ram_auto -p 0 -n 64 -r 2 --expert-slots 0
+  rm -f "$model"
+fi
