@@ -112,7 +112,8 @@ int run_profile(ProfileCliOptions o) {
     CpuContext ctx(pool);
     ProfileProgressLine line(prompts->size());
     // A pass that reached no MoE block through the hook means the architecture's MoE blocks do not
-    // report routing (deepseek2 and gpt-oss so far): stop after it rather than run every prompt.
+    // report routing (every MoE architecture here does; a new one might not): stop after it rather
+    // than run every prompt.
     auto totals = run_profile_prompts(**lm, *prompts, counter, o.run, ctx, [&](const ProfileRunTotals& t) {
         line.update(t);
         return counter.steps() > 0;

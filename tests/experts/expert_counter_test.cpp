@@ -17,8 +17,13 @@
 namespace strata {
 namespace {
 
-TEST(ExpertCounter, LogitsUnchangedAndCountsAddUp) {
-    const std::string path = test::testdata_path("models/qwen3moe.gguf");
+// Every MoE architecture's fixture: softmax top-k blocks (qwen3moe, qwen3next's), DeepSeek-V3's
+// grouped sigmoid routing with leading dense layers, gpt-oss's routed pass with biases.
+class ExpertCounterModels : public ::testing::TestWithParam<const char*> {};
+INSTANTIATE_TEST_SUITE_P(MoeFixtures, ExpertCounterModels, ::testing::Values("qwen3moe", "qwen3next", "deepseek3", "gptoss"));
+
+TEST_P(ExpertCounterModels, LogitsUnchangedAndCountsAddUp) {
+    const std::string path = test::testdata_path(std::string("models/") + GetParam() + ".gguf");
     STRATA_SKIP_IF_MISSING(path);
     auto file = GgufFile::open(path);
     ASSERT_TRUE(file) << file.status().message();

@@ -129,7 +129,7 @@ public:
         for (uint32_t il = 0; il < c.n_layer; ++il) {
             const DeepseekLayer& L = layers_[il];
             mla_attention_block(L.attn, c, rope_, kq_scale_, x, batch, il, ctx);
-            if (L.moe) moe_block(L.moe_ffn, x, n, ctx);
+            if (L.moe) moe_block(L.moe_ffn, x, n, batch.expert_source, ctx);
             else dense_ffn_block(L.ffn, c, x, batch, ctx);
         }
         gathered_.write_logits(x, output_norm_, output_, c, block_slots::kNormed, ctx);
@@ -167,7 +167,7 @@ private:
 
     // h = norm(x); x += shared(h) + Σ routed(h). Both read h, which stays in kNormed: the
     // shared expert uses kGate/kUp/kProj, the routed pass kGather/kGate/kUp/kExpertOut.
-    void moe_block(const DeepseekMoe& m, float* x, int64_t n, CpuContext& ctx) {
+    void moe_block(const DeepseekMoe& m, float* x, int64_t n, MoeExpertSource* expert_source, CpuContext& ctx) {
         using namespace block_slots;
         const ModelConfig& c = config_;
         const int64_t e = c.n_embd;
@@ -198,7 +198,7 @@ private:
             cpu_matmul(m.down_sh, 0, gate, n, out, ctx);
             cpu_add(x, out, n * e);
         }
-        apply_routed_experts(m.experts, ExpertActivation::SwiGlu, h, e, routed_, x, ctx);
+        apply_routed_experts(m.experts, ExpertActivation::SwiGlu, h, e, routed_, x, ctx, expert_source);
     }
 
     Weight token_embd_, output_norm_, output_;

@@ -101,7 +101,7 @@ public:
         cpu_get_rows(token_embd_, batch.tokens, n, x);
         for (uint32_t il = 0; il < c.n_layer; ++il) {
             attention(layers_[il], x, batch, il, ctx);
-            moe(layers_[il], x, n, ctx);
+            moe(layers_[il], x, n, batch.expert_source, ctx);
         }
         gathered_.write_logits(x, output_norm_, output_, c, block_slots::kNormed, ctx);
     }
@@ -141,7 +141,7 @@ private:
         cpu_add(x, proj, n * e);
     }
 
-    void moe(const GptOssLayer& L, float* x, int64_t n, CpuContext& ctx) {
+    void moe(const GptOssLayer& L, float* x, int64_t n, MoeExpertSource* expert_source, CpuContext& ctx) {
         using namespace block_slots;
         const ModelConfig& c = config_;
         const int64_t e = c.n_embd;
@@ -151,7 +151,7 @@ private:
         cpu_matmul(L.router, 0, h, n, logits, ctx);
         cpu_add_bias(logits, L.router_bias.f32(), n, c.n_expert);
         route_topk_softmax(logits, n, c.n_expert, c.n_expert_used, routed_);
-        apply_routed_experts(L.experts, ExpertActivation::GptOssClampedSwiGlu, h, e, routed_, x, ctx);
+        apply_routed_experts(L.experts, ExpertActivation::GptOssClampedSwiGlu, h, e, routed_, x, ctx, expert_source);
     }
 
     Weight token_embd_, output_norm_, output_;

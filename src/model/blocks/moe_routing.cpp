@@ -106,7 +106,7 @@ void clamped_swiglu(float* gate, const float* up, int64_t n) {
 }  // namespace
 
 void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, const float* h, int64_t n_embd,
-                          const ExpertAssignments& routed, float* x, CpuContext& ctx) {
+                          const ExpertAssignments& routed, float* x, CpuContext& ctx, MoeExpertSource* source) {
     using namespace block_slots;
     const int64_t e = n_embd, ff = w.gate_exps.ne[1];
     int64_t max_m = 0;
@@ -115,18 +115,28 @@ void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, co
     float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(max_m * ff));
     float* up = ctx.scratch_floats(kUp, static_cast<size_t>(max_m * ff));
     float* out = ctx.scratch_floats(kExpertOut, static_cast<size_t>(max_m * e));
+    // The source identifies the layer by its stacked tensors (the MoeFfnWeights view), as for
+    // moe_ffn_block; norm and router are not part of this pass.
+    MoeFfnWeights layer;
+    if (source) {
+        layer.gate_exps = w.gate_exps, layer.up_exps = w.up_exps, layer.down_exps = w.down_exps;
+        std::vector<int64_t> tokens_per_expert(routed.size());
+        for (size_t ex = 0; ex < routed.size(); ++ex) tokens_per_expert[ex] = static_cast<int64_t>(routed[ex].size());
+        source->begin_step(layer, tokens_per_expert);
+    }
     for (int64_t ex = 0; ex < static_cast<int64_t>(routed.size()); ++ex) {
         const auto& list = routed[static_cast<size_t>(ex)];
         if (list.empty()) continue;
         const int64_t m = static_cast<int64_t>(list.size());
         for (int64_t i = 0; i < m; ++i) std::copy_n(h + list[static_cast<size_t>(i)].first * e, e, gathered + i * e);
-        cpu_matmul(w.gate_exps, ex, gathered, m, gate, ctx);
-        cpu_matmul(w.up_exps, ex, gathered, m, up, ctx);
+        const MoeExpertMatrices mx = source ? source->matrices(ex) : MoeExpertMatrices{&w.gate_exps, &w.up_exps, &w.down_exps, ex};
+        cpu_matmul(*mx.gate, mx.index, gathered, m, gate, ctx);
+        cpu_matmul(*mx.up, mx.index, gathered, m, up, ctx);
         if (w.gate_bias) cpu_add_bias(gate, w.gate_bias.f32() + ex * ff, m, ff);
         if (w.up_bias) cpu_add_bias(up, w.up_bias.f32() + ex * ff, m, ff);
         if (act == ExpertActivation::SwiGlu) cpu_swiglu(gate, up, m * ff);
         else clamped_swiglu(gate, up, m * ff);
-        cpu_matmul(w.down_exps, ex, gate, m, out, ctx);
+        cpu_matmul(*mx.down, mx.index, gate, m, out, ctx);
         if (w.down_bias) cpu_add_bias(out, w.down_bias.f32() + ex * e, m, e);
         for (int64_t i = 0; i < m; ++i) {
             const auto [t, weight] = list[static_cast<size_t>(i)];
@@ -135,6 +145,7 @@ void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, co
             for (int64_t d = 0; d < e; ++d) xt[d] += weight * o[d];
         }
     }
+    if (source) source->end_step();
 }
 
 }  // namespace strata

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_context.h"
+#include "model/blocks/blocks.h"
 #include "model/weights.h"
 
 namespace strata {
@@ -52,7 +53,10 @@ enum class ExpertActivation {
 };
 
 // x[t] += Σ_e weight(t, e) · expert_e(h[t]) for the assignments; h: n_tokens rows of n_embd.
+// With a source (the batch's MoeExpertSource: the routing counter of `strata profile`, the expert
+// tiers), it is told the step's routing and says where each expert's matrices are read from, as
+// in moe_ffn_block; the biases stay those of w.
 void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, const float* h, int64_t n_embd,
-                          const ExpertAssignments& routed, float* x, CpuContext& ctx);
+                          const ExpertAssignments& routed, float* x, CpuContext& ctx, MoeExpertSource* source = nullptr);
 
 }  // namespace strata
