@@ -1,11 +1,13 @@
 // `strata devices [--json] [--which] [--selftest] [--device SPEC] [--for-archs all|LIST] [--sysfs-root DIR]`:
 // every GPU from every source (CUDA, HIP, NVML, KFD, DRM, PCI, Windows hipInfo and registry),
 // merged by PCI bus id, with whether this build can use it and which one `--device auto` picks;
-// `--selftest` checks that card's memory and copies through its runtime (device/selftest.h).
+// `--selftest` checks that card's memory and copies through its runtime (device/selftest.h), then
+// a tiny case of each GPU op family against its CPU reference (runtime/gpu_op_selftest.h).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "cli/command.h"
 #include "device/enumerate.h"
@@ -17,6 +19,7 @@
 #include "plan/planner.h"
 #include "plan/render.h"
 #include "plan/units.h"
+#include "runtime/gpu_op_selftest.h"
 
 namespace strata::cli {
 namespace {
@@ -165,8 +168,14 @@ int run_selftest(const DeviceListing& listing, const DevicesOptions& opts, const
     so.copy_bytes = static_cast<size_t>(opts.selftest_mib) << 20;
     SelftestReport report = run_memory_selftest(**api, so);
     for (const SelftestCheck& c : report.checks) fmt::print("  {:<4}  {}: {}\n", c.passed ? "ok" : "FAIL", c.name, c.detail);
-    fmt::print("{}\n", report.passed() ? "selftest passed" : "selftest FAILED");
-    if (!report.passed()) return 1;
+    fmt::print("GPU ops against their CPU reference (normalized mean squared error):\n");
+    std::fflush(stdout);  // a launch the runtime rejects aborts the process: keep what was printed
+    const GpuOpSelftestReport ops = run_gpu_op_selftest({.ordinal = *chosen->ordinal, .runtime = backend_name(chosen->vendor)});
+    if (!ops.ran) fmt::print("  {:<4}  GPU ops: {}\n", "skip", ops.skipped_reason);
+    for (const GpuOpCheck& c : ops.checks) fmt::print("  {:<4}  {}: {}\n", c.passed ? "ok" : "FAIL", c.name, c.detail);
+    const bool passed = report.passed() && ops.passed();
+    fmt::print("{}\n", passed ? "selftest passed" : "selftest FAILED");
+    if (!passed) return 1;
     return print_plan(opts, &card);
 }
 
@@ -234,7 +243,8 @@ static CommandRegistration reg("devices", "List every GPU, whether Strata can us
     app.add_flag("--which", opts->which,
                  "Print one line for the device Strata would use: '<backend> <ordinal> <pci-bus-id> <arch> <name>', or 'cpu'");
     app.add_flag("--selftest", opts->selftest,
-                 "Test the card --device picks through its runtime: memory, alignment, over-allocation, copy round trips and bandwidth");
+                 "Test the card --device picks through its runtime: memory, alignment, over-allocation, copy round trips and bandwidth, "
+                 "then each GPU op family against the CPU");
     app.add_option("-m,--model", opts->model, "With --selftest: also print this model's memory plan on the card");
     app.add_option("--selftest-mib", opts->selftest_mib, "MiB per copy round trip of --selftest")->capture_default_str()->check(CLI::Range(1, 65536));
     app.add_option("--device", opts->device, "Selection to resolve: auto, gpu, cpu, pci:BUS-ID, a UUID, an ordinal (N, cuda:N, hip:N) or a name fragment")
