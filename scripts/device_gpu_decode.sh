@@ -6,7 +6,8 @@
 # decode, prompt batches of 4096, the tiered scenarios (10 and 16 GiB budgets, all experts in RAM
 # with each miss lane), the server under 1/4/16 clients, and with SKEWED=S set the skewed-routing
 # scenarios. Logs go to OUT_DIR; a summary to stdout.
-# Usage: scripts/device_gpu_decode.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)]
+# Usage: [SKEWED=S] [KEEP_MODEL=1] scripts/device_gpu_decode.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)]
+# (KEEP_MODEL=1 leaves the synthetic model in /tmp for a later run, which then skips making it.)
 # BIN_DIR holds strata and strata_gpu_tests (scripts/device_bundle.sh; LD_LIBRARY_PATH set by the caller).
 set -uo pipefail
 out=${1:?usage: OUT_DIR BIN_DIR TESTDATA [LAYERS]}
@@ -47,7 +48,8 @@ step selftest 120 "$bin/strata" devices --selftest
 tail -30 "$out/selftest.txt"
 
 model=/tmp/strata-synth-${layers}l.gguf
-step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model"
+[[ -f "$model" ]] || step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" \
+  --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model"
 bench() {  # name args...
   local name=$1; shift
   step "bench_$name" 200 "$bin/strata" bench -m "$model" --device gpu "$@"
@@ -81,7 +83,7 @@ done
 step serve_load 300 "$bin/strata" loadgen --url "http://127.0.0.1:$port" --clients 1,4,16 --requests-per-client 4 --max-tokens 64
 cat "$out/serve_load.txt"
 kill "$serve_pid"; wait "$serve_pid" 2> /dev/null
-rm -f "$model"
+[[ -n "${KEEP_MODEL:-}" ]] || rm -f "$model"
 
 # Skewed routing (a Zipf exponent per layer, BENCHMARKS.md): what the cache policies make of a hot set.
 if [[ -n "${SKEWED:-}" ]]; then

@@ -73,7 +73,26 @@ protected:
         float* out_at = device_zeros<float>(want.size());
         gpu::gpu_attention_at(dq, cache, 0, c.n_tokens, to_device(positions), gp, out_at, ctx());
         EXPECT_NMSE("attention_at " + name, from_device(out_at, want.size()), want, limit);
+
+        // Asked for its output as int8 too, a path that writes it must write the same bytes as
+        // quantizing its float output afterwards (the rule of gpu_quantize_q8).
+        const int64_t width = c.n_head * c.hd_v;
+        if (width % 32 != 0) return;
+        gpu::DeviceBuffer q8_buffer = pool().allocate(gpu::gpu_q8_bytes(c.n_tokens, width));
+        const gpu::GpuQ8Rows q8 = gpu::gpu_q8_view(q8_buffer.data(), c.n_tokens, width);
+        float* out_q = device_zeros<float>(want.size());
+        if (!gpu::gpu_attention_at(dq, cache, 0, c.n_tokens, to_device(positions), gp, out_q, ctx(), &q8)) return;
+        const std::vector<float> got = from_device(out_q, want.size());
+        EXPECT_NMSE("attention_at int8 output " + name, got, want, limit);
+        const HostQ8 expected = host_quantize(got);
+        const std::vector<int8_t> bytes = from_device(q8.q, expected.q.size());
+        int64_t differ = 0;
+        for (size_t i = 0; i < bytes.size(); ++i) differ += bytes[i] != expected.q[i];
+        EXPECT_EQ(differ, 0) << name;
+        EXPECT_NMSE("attention_at int8 scales " + name, from_device(q8.ds, expected.ds.size()), expected.ds, 1e-14);
+        ++int8_outputs_checked_;
     }
+    int int8_outputs_checked_ = 0;
 
     std::mt19937 rng_{11};
 
@@ -152,6 +171,7 @@ TEST_F(GpuAttention, DecodeSplitsLongCachesWithGqaWindowsAndSinks) {
     for (const AttentionCase& c : cases) {
         for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) expect_matches_cpu(c, type, 1e-10);
     }
+    EXPECT_GT(int8_outputs_checked_, 0) << "no split case wrote its output as int8";
 }
 
 // Grouped decode blocks (one per KV head, slice and token, all the KV head's query heads sharing
@@ -284,6 +304,46 @@ TEST_F(GpuMoe, SoftmaxTopkRouting) {
         EXPECT_NMSE(fmt::format("moe_route {} experts top {} n={}{}", c.n_exp, c.k, c.n_tokens,
                                 c.normalize ? " renormalized" : ""),
                     from_device(w, want_w.size()), want_w, 1e-12);
+    }
+}
+
+// A one-token step's router logits, routing and plan in one launch (the last block routes) equal
+// the two-launch path: float matmul, then gpu_moe_route_plan_single. Run three times on one
+// counter: the kernel must leave it ready for the next step.
+TEST_F(GpuMoe, RouterAndRoutingInOneLaunch) {
+    std::mt19937 rng(8);
+    struct Case { TensorType type; int64_t n_in, n_exp, k; bool normalize; };
+    for (const Case c : {Case{TensorType::F32, 2048, 128, 8, true}, Case{TensorType::F16, 512, 60, 4, false},
+                         Case{TensorType::Q8_0, 256, 300, 10, true}}) {
+        HostWeight router = make_weight(c.type, c.n_in, c.n_exp, 1, rng);
+        const gpu::DeviceWeight dr = to_device(router);
+        const float* h = to_device(random_floats(rng, static_cast<size_t>(c.n_in)));
+        float* logits = device_zeros<float>(static_cast<size_t>(c.n_exp));
+        int32_t* ids = device_zeros<int32_t>(static_cast<size_t>(c.k));
+        float* w = device_zeros<float>(static_cast<size_t>(c.k));
+        gpu::gpu_matmul(dr, 0, h, 1, logits, ctx());
+        gpu::MoePlan plan = gpu::gpu_moe_route_plan_single(logits, c.n_exp, c.k, c.normalize, ids, w, 0, ctx());
+        const std::vector<float> want_logits = from_device(logits, static_cast<size_t>(c.n_exp));
+        const std::vector<int32_t> want_ids = from_device(ids, static_cast<size_t>(c.k));
+        const std::vector<float> want_w = from_device(w, static_cast<size_t>(c.k));
+        const std::vector<int32_t> want_tiles = from_device(plan.tiles, static_cast<size_t>(3 * c.k));
+
+        unsigned* counter = device_zeros<unsigned>(1);
+        for (int round = 0; round < 3; ++round) {
+            float* logits2 = device_zeros<float>(static_cast<size_t>(c.n_exp));
+            int32_t* ids2 = device_zeros<int32_t>(static_cast<size_t>(c.k));
+            float* w2 = device_zeros<float>(static_cast<size_t>(c.k));
+            const gpu::MoePlan plan2 =
+                gpu::gpu_moe_router_route_plan_single(dr, h, logits2, c.k, c.normalize, ids2, w2, 4, counter, ctx());
+            const std::string name = fmt::format("router+route one launch {} [{}, {}] top {} round {}", tensor_type_name(c.type),
+                                                 c.n_in, c.n_exp, c.k, round);
+            EXPECT_NMSE(name + " logits", from_device(logits2, want_logits.size()), want_logits, 1e-12);
+            EXPECT_EQ(from_device(ids2, want_ids.size()), want_ids) << name;
+            EXPECT_NMSE(name + " weights", from_device(w2, want_w.size()), want_w, 1e-12);
+            EXPECT_EQ(from_device(plan2.tiles, want_tiles.size()), want_tiles) << name;
+            EXPECT_EQ(from_device(plan2.n_tiles, 1)[0], c.k) << name;
+            EXPECT_EQ(from_device(counter, 1)[0], 0u) << name << ": counter not reset";
+        }
     }
 }
 

@@ -17,35 +17,6 @@ namespace {
 
 #if STRATA_HAS_GPU
 
-// The quantization gpu_quantize_q8 documents: per block of 32, d = max|x| / 127, q = round(x / d).
-struct HostQ8 {
-    std::vector<int8_t> q;
-    std::vector<float> ds;  // (d, d·Σq) per block
-    std::vector<float> values() const {
-        std::vector<float> v(q.size());
-        for (size_t i = 0; i < q.size(); ++i) v[i] = ds[2 * (i / 32)] * static_cast<float>(q[i]);
-        return v;
-    }
-};
-HostQ8 host_quantize(const std::vector<float>& x) {
-    HostQ8 r;
-    r.q.resize(x.size());
-    for (size_t b = 0; b < x.size() / 32; ++b) {
-        float amax = 0.0f;
-        for (size_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[32 * b + i]));
-        const float d = amax / 127.0f;
-        int sum = 0;
-        for (size_t i = 0; i < 32; ++i) {
-            const int q = d > 0.0f ? static_cast<int>(std::round(x[32 * b + i] / d)) : 0;
-            r.q[32 * b + i] = static_cast<int8_t>(q);
-            sum += q;
-        }
-        r.ds.push_back(d);
-        r.ds.push_back(d * static_cast<float>(sum));
-    }
-    return r;
-}
-
 // y[c] = W_{matrix_of(c)} · x[x_row_of(c)], weights dequantized by the scalar reference, in double.
 template <typename MatrixOf, typename XRowOf>
 std::vector<float> exact_products(const HostWeight& w, const std::vector<float>& x, int64_t n_cols, MatrixOf matrix_of,

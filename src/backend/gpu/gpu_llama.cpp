@@ -106,6 +106,15 @@ public:
                 STRATA_ASSIGN_OR_RETURN(L.down, upload(src.ffn.down, true));
             }
         }
+        // The fused one-token routing's per-layer counters (gpu_moe_router_route_plan_single), zeroed.
+        if (config_.n_expert > 0) {
+            std::string error;
+            route_counters_ = pool_->allocate(layers_.size() * sizeof(unsigned), &error);
+            if (route_counters_) {
+                const std::vector<unsigned> zeros(layers_.size(), 0u);
+                ctx_->upload(route_counters_.data(), zeros.data(), zeros.size() * sizeof(unsigned));
+            }
+        }
         ctx_->synchronize();  // the copies read the mapped file, which must not change under them
         if (options_.routed_experts) {
             STRATA_ASSIGN_OR_RETURN(routed_, options_.routed_experts(file, *ctx_));
@@ -246,10 +255,16 @@ private:
         gpu::GpuAttentionParams ap;
         ap.n_head = c.n_head, ap.n_head_kv = c.n_head_kv, ap.head_dim_k = c.head_dim_k, ap.head_dim_v = c.head_dim_v;
         ap.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim_k));
-        op("attention", [&] { gpu::gpu_attention_at(q, cache, layer, n, positions, ap, attn, g); });
-        float* proj = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
+        // Small steps: the attention kernels may write attn quantized for the output projection too.
+        const int64_t attn_width = c.n_head * c.head_dim_v;
         gpu::GpuQ8Rows aq;
-        const gpu::GpuQ8Rows* aq_used = quantized(attn, n, c.n_head * c.head_dim_v, n, kQ8Attn, aq);
+        bool attn_quantized = false;
+        if (hq_ && attn_width % 32 == 0) aq = gpu::gpu_q8_view(g.scratch(kQ8Attn, gpu::gpu_q8_bytes(n, attn_width)), n, attn_width);
+        op("attention", [&] {
+            attn_quantized = gpu::gpu_attention_at(q, cache, layer, n, positions, ap, attn, g, aq.q ? &aq : nullptr);
+        });
+        float* proj = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
+        const gpu::GpuQ8Rows* aq_used = attn_quantized ? &aq : quantized(attn, n, attn_width, n, kQ8Attn, aq);
         op("matmul attn_output", [&] { gpu::gpu_matmul(w.wo, 0, attn, n, proj, g, aq_used); });
         if (w.bo) op("add_bias", [&] { gpu::gpu_add_bias(proj, w.bo.f32(), n, e, g); });
         op("add_rms_norm ffn_norm", [&] { gpu::gpu_add_rms_norm(x, proj, ffn_norm, n, e, c.rms_eps, h, g, hq_); });
@@ -286,9 +301,11 @@ private:
         const int64_t e = c.n_embd, n_exp = c.n_expert, k = c.n_expert_used;
         const int64_t pairs = n * k;
         float* router = g.scratch_floats(kRouter, static_cast<uint64_t>(n * n_exp));
-        op("matmul ffn_gate_inp", [&] { gpu::gpu_matmul(L.router, 0, h, n, router, g, hq_); });
         auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * sizeof(int32_t)));
         float* weights = g.scratch_floats(kExpertWeights, static_cast<uint64_t>(pairs));
+        // One token with every expert in VRAM: router, routing and plan in one launch.
+        const bool fused_routing = n == 1 && !routed_ && static_cast<bool>(route_counters_);
+        if (!fused_routing) op("matmul ffn_gate_inp", [&] { gpu::gpu_matmul(L.router, 0, h, n, router, g, hq_); });
         if (routed_) {  // experts not all in VRAM: the tiers compute them (GPU hits, CPU, streamed)
             op("moe_route", [&] { gpu::gpu_moe_route_softmax_topk(router, n, n_exp, k, c.norm_topk_prob, ids, weights, g); });
             op("routed_experts", [&] {
@@ -298,7 +315,12 @@ private:
             return;
         }
         gpu::MoePlan plan;
-        if (n == 1) {  // one token: k distinct experts, a plan of fixed shape, written by the routing
+        if (fused_routing) {
+            op("moe_router_route_plan_single", [&] {
+                plan = gpu::gpu_moe_router_route_plan_single(L.router, h, router, k, c.norm_topk_prob, ids, weights, kMoePlan,
+                                                             route_counters_.as<unsigned>() + layer, g);
+            });
+        } else if (n == 1) {  // one token: k distinct experts, a plan of fixed shape, written by the routing
             op("moe_route_plan_single", [&] {
                 plan = gpu::gpu_moe_route_plan_single(router, n_exp, k, c.norm_topk_prob, ids, weights, kMoePlan, g);
             });
@@ -389,6 +411,7 @@ private:
     std::unique_ptr<gpu::OpProfiler> profiler_;       // set when profiling (op_profiler.h)
     std::unique_ptr<gpu::DecodeGraph> decode_graph_;  // one-token steps as graphs; null with tiers or profiling
     std::vector<gpu::DeviceBuffer> buffers_;
+    gpu::DeviceBuffer route_counters_;  // one per layer; empty when the model has no experts
     std::unordered_map<const uint8_t*, DeviceWeight> uploaded_;
     uint64_t weight_bytes_ = 0;
     DeviceWeight token_embd_, output_norm_, output_;

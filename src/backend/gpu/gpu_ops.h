@@ -209,9 +209,12 @@ void gpu_moe_combine(const float* expert_out, const float* weights, int64_t n_to
 // may take the position as a kernel argument: these ops read token t's position from the device
 // array `positions` (for one sequence positions[t] = pos0 + t, as in Batch).
 
-// gpu_attention with token t at positions[t] (it sees cache rows 0 .. positions[t]).
-void gpu_attention_at(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, const int32_t* positions,
-                      const GpuAttentionParams& p, float* out, GpuContext& ctx);
+// gpu_attention with token t at positions[t] (it sees cache rows 0 .. positions[t]). With q8_out
+// (a gpu_q8_view of n_tokens rows of n_head · head_dim_v), the paths that can (split decode)
+// also write the output quantized there, saving the output projection a quantize launch; returns
+// whether it did.
+bool gpu_attention_at(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, const int32_t* positions,
+                      const GpuAttentionParams& p, float* out, GpuContext& ctx, const GpuQ8Rows* q8_out = nullptr);
 
 // Everything between the q/k/v projections and attention, in one launch (ops_attention_prep.cu):
 // per token, each of the n_head query heads of q (rows of n_head·rope.head_dim) is RMS-normed
@@ -236,5 +239,11 @@ void gpu_moe_combine_rms_norm(const float* expert_out, const float* weights, int
 // tiles of one pair), in one launch (ops_moe_decode.cu). Plan buffers: scratch slots [slot, slot + 2].
 MoePlan gpu_moe_route_plan_single(const float* logits, int64_t n_expert, int64_t k, bool normalize, int32_t* ids,
                                   float* weights, int scratch_slot, GpuContext& ctx);
+// The router's logits (router · h for one token, any weight type) and then the same routing and
+// plan, in one launch: the last of its blocks routes. `counter`: a device unsigned int that is
+// zero before the first call, owned by this call site (the kernel leaves it zero again).
+MoePlan gpu_moe_router_route_plan_single(const DeviceWeight& router, const float* h, float* logits, int64_t k,
+                                         bool normalize, int32_t* ids, float* weights, int scratch_slot,
+                                         unsigned* counter, GpuContext& ctx);
 
 }  // namespace strata::gpu

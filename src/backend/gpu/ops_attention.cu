@@ -119,7 +119,8 @@ void launch_attention_rows(const AttentionCall& call, GpuContext& ctx) {
 
 // Picks the path by what the host knows for every replay of a captured step: the token count,
 // the shape and the cache capacity (or pos0), never the device-side depth.
-void launch_attention(const AttentionCall& call, GpuContext& ctx) {
+// Returns whether the path also wrote call.q8_out (launch_attention_split).
+bool launch_attention(const AttentionCall& call, GpuContext& ctx) {
     const GpuAttentionParams& p = call.p;
     STRATA_CHECK(p.head_dim_k <= kGpuMaxHeadDim && p.head_dim_v <= kGpuMaxHeadDim, "gpu_attention: head dim above kGpuMaxHeadDim");
     STRATA_CHECK(p.n_head_kv > 0 && p.n_head % p.n_head_kv == 0, "gpu_attention: n_head must be a multiple of n_head_kv");
@@ -127,26 +128,25 @@ void launch_attention(const AttentionCall& call, GpuContext& ctx) {
                  "gpu_attention: head shape does not match the KV cache rows");
     STRATA_CHECK(call.pos0 + call.n_tokens <= call.kv->n_ctx() && call.n_tokens <= 65535,
                  "gpu_attention: batch past the cache or too large");
-    if (call.n_tokens == 0) return;
-    if (call.n_tokens >= kAttentionFlashMinTokens && launch_attention_flash(call, ctx)) return;
-    if (const int n_split = attention_split_count(call, ctx); n_split > 1) {
-        launch_attention_split(call, n_split, ctx);
-        return;
-    }
+    if (call.n_tokens == 0) return false;
+    if (call.n_tokens >= kAttentionFlashMinTokens && launch_attention_flash(call, ctx)) return false;
+    if (const int n_split = attention_split_count(call, ctx); n_split > 1) return launch_attention_split(call, n_split, ctx);
     launch_attention_rows(call, ctx);
+    return false;
 }
 
 }  // namespace
 
 void gpu_attention(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
                    const GpuAttentionParams& p, float* out, GpuContext& ctx) {
-    launch_attention(AttentionCall{q, &kv, layer, n_tokens, nullptr, pos0, p, out}, ctx);
+    launch_attention(AttentionCall{q, &kv, layer, n_tokens, nullptr, pos0, p, out, GpuQ8Rows{}}, ctx);
 }
 
-void gpu_attention_at(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, const int32_t* positions,
-                      const GpuAttentionParams& p, float* out, GpuContext& ctx) {
+bool gpu_attention_at(const float* q, const GpuKvCache& kv, int64_t layer, int64_t n_tokens, const int32_t* positions,
+                      const GpuAttentionParams& p, float* out, GpuContext& ctx, const GpuQ8Rows* q8_out) {
     // The positions live on the device; the caller has checked them against the cache on the host.
-    launch_attention(AttentionCall{q, &kv, layer, n_tokens, positions, 0, p, out}, ctx);
+    return launch_attention(AttentionCall{q, &kv, layer, n_tokens, positions, 0, p, out, q8_out ? *q8_out : GpuQ8Rows{}},
+                            ctx);
 }
 
 }  // namespace strata::gpu

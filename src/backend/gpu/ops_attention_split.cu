@@ -25,6 +25,7 @@
 #include "backend/gpu/kernels/attention_decode_grouped.cuh"
 #include "backend/gpu/kernels/attention_paths.cuh"
 #include "backend/gpu/kernels/attention_rows.cuh"
+#include "backend/gpu/kernels/q8_quantize.cuh"
 
 namespace strata::gpu {
 
@@ -91,7 +92,8 @@ __global__ void __launch_bounds__(kSplitThreads)
 
 // out[t][h] = Σ_slices exp(max_s − top) · acc_s / (Σ_slices exp(max_s − top) · sum_s + exp(sink − top)).
 __global__ void __launch_bounds__(kMergeThreads)
-    attention_merge_kernel(const float* part_ml, const float* part_acc, int n_split, GpuAttentionParams p, float* out) {
+    attention_merge_kernel(const float* part_ml, const float* part_acc, int n_split, GpuAttentionParams p, float* out,
+                           GpuQ8Rows q8) {
     __shared__ float weight[kSplitMaxSlices];
     const int64_t h = blockIdx.x, t = blockIdx.y;
     const int64_t first = (t * p.n_head + h) * n_split;
@@ -108,13 +110,23 @@ __global__ void __launch_bounds__(kMergeThreads)
     for (int s = 0; s < n_split; ++s) sum += weight[s] * part_ml[2 * (first + s) + 1];
     const float inv = 1.0f / sum;
     float* o = out + (t * p.n_head + h) * p.head_dim_v;
-    for (int64_t d = threadIdx.x; d < p.head_dim_v; d += blockDim.x) {
+    // With q8 set the row is also quantized for the int8 matrix-vector kernel (the output
+    // projection reads it): every thread runs every round, so the 32-lane groups stay whole.
+    const int64_t row = p.n_head * p.head_dim_v;
+    int8_t* q_row = q8.q ? const_cast<int8_t*>(q8.q) + t * row : nullptr;
+    float2* ds_row = q8.q ? reinterpret_cast<float2*>(const_cast<float*>(q8.ds)) + t * (row / 32) : nullptr;
+    for (int64_t base = 0; base < p.head_dim_v; base += blockDim.x) {
+        const int64_t d = base + threadIdx.x;
         float v = 0.0f;
-        // An empty slice never wrote its accumulator: skip it rather than multiply garbage by 0.
-        for (int s = 0; s < n_split; ++s) {
-            if (weight[s] != 0.0f) v += weight[s] * part_acc[(first + s) * p.head_dim_v + d];
+        if (d < p.head_dim_v) {
+            // An empty slice never wrote its accumulator: skip it rather than multiply garbage by 0.
+            for (int s = 0; s < n_split; ++s) {
+                if (weight[s] != 0.0f) v += weight[s] * part_acc[(first + s) * p.head_dim_v + d];
+            }
+            v *= inv;
+            o[d] = v;
         }
-        o[d] = v * inv;
+        if (q_row) quantize_q8_value(v, d < p.head_dim_v, q_row, ds_row, h * p.head_dim_v + d);
     }
 }
 
@@ -208,7 +220,7 @@ int attention_split_count(const AttentionCall& call, const GpuContext& ctx) {
     return static_cast<int>(std::max<int64_t>(n, 1));
 }
 
-void launch_attention_split(const AttentionCall& call, int n_split, GpuContext& ctx) {
+bool launch_attention_split(const AttentionCall& call, int n_split, GpuContext& ctx) {
     STRATA_CHECK(n_split >= 1 && n_split <= kSplitMaxSlices, "gpu_attention: split count out of range");
     const GpuAttentionParams& p = call.p;
     // One scratch size for every call on this device, so that no shape (a decode step, a short
@@ -243,9 +255,13 @@ void launch_attention_split(const AttentionCall& call, int n_split, GpuContext& 
         }
         STRATA_GPU_LAUNCHED();
     }
+    const bool q8 = call.q8_out.q != nullptr && p.head_dim_v % 32 == 0;
+    STRATA_CHECK(!q8 || call.q8_out.n_in == p.n_head * p.head_dim_v, "gpu_attention: int8 output of another row width");
     const dim3 merge_grid(static_cast<unsigned>(p.n_head), static_cast<unsigned>(call.n_tokens));
-    attention_merge_kernel<<<merge_grid, kMergeThreads, 0, stream>>>(part_ml, part_acc, n_split, p, call.out);
+    attention_merge_kernel<<<merge_grid, kMergeThreads, 0, stream>>>(part_ml, part_acc, n_split, p, call.out,
+                                                                     q8 ? call.q8_out : GpuQ8Rows{});
     STRATA_GPU_LAUNCHED();
+    return q8;
 }
 
 }  // namespace strata::gpu

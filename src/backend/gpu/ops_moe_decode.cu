@@ -3,11 +3,16 @@
 // tiles of one pair each, pairs in slot order) and needs no counting or sorting pass: the
 // routing warp writes it as it picks the experts. Routing is that of gpu_moe_route_softmax_topk
 // (ops_moe.cu) step for step — the same probabilities, order and ties — so ids and weights match.
+// gpu_moe_router_route_plan_single also computes the router logits in the same launch: its blocks
+// each compute a few logits (as ops_matmul.cu's float kernel does), and the last block to finish
+// (a counter in device memory, which that block resets for the next step) routes.
+#include <algorithm>
 #include <climits>
 #include <cmath>
 
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/kernels/common.cuh"
+#include "backend/gpu/kernels/dequant.cuh"
 
 namespace strata::gpu {
 
@@ -17,9 +22,10 @@ constexpr int kMaxExperts = 4096;
 
 __device__ __forceinline__ bool ranks_before(float p, int e, float q, int f) { return p > q || (p == q && e < f); }
 
-// One warp. tiles[j] = (expert of slot j, sorted position j, 1 pair); sorted[j] = pair j.
-__global__ void route_plan_single_kernel(const float* logits, int n_expert, int k, bool normalize, int32_t* ids,
-                                         float* weights, int32_t* sorted, int32_t* tiles, int32_t* n_tiles) {
+// One warp (the calling threads' first). tiles[j] = (expert of slot j, sorted position j, 1
+// pair); sorted[j] = pair j.
+__device__ void route_plan_one_token(const float* logits, int n_expert, int k, bool normalize, int32_t* ids,
+                                     float* weights, int32_t* sorted, int32_t* tiles, int32_t* n_tiles) {
     const int lane = static_cast<int>(threadIdx.x);
     float m = -INFINITY;
     for (int e = lane; e < n_expert; e += vendor::kWarpSize) m = fmaxf(m, logits[e]);
@@ -58,11 +64,64 @@ __global__ void route_plan_single_kernel(const float* logits, int n_expert, int 
     }
 }
 
+__global__ void route_plan_single_kernel(const float* logits, int n_expert, int k, bool normalize, int32_t* ids,
+                                         float* weights, int32_t* sorted, int32_t* tiles, int32_t* n_tiles) {
+    route_plan_one_token(logits, n_expert, k, normalize, ids, weights, sorted, tiles, n_tiles);
+}
+
+constexpr int kRouterBlock = 128;  // threads: a row (logit) per warp
+
+// Logit o = router row o · h, one warp per row, lanes over 32-value chunks (the order of
+// ops_matmul.cu's matmul_kernel for one column); then the last block routes.
+template <TensorType T>
+__global__ void router_route_plan_kernel(const uint8_t* w, uint64_t row_bytes, int64_t n_in, int n_expert, const float* h,
+                                         float* logits, int k, bool normalize, int32_t* ids, float* weights,
+                                         int32_t* sorted, int32_t* tiles, int32_t* n_tiles, unsigned* counter) {
+    __shared__ float s_logits[kMaxExperts];
+    __shared__ bool s_last;
+    const int lane = static_cast<int>(threadIdx.x) % vendor::kWarpSize;
+    const int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x / vendor::kWarpSize) + threadIdx.x / vendor::kWarpSize;
+    if (o < n_expert) {
+        const uint8_t* row = w + static_cast<uint64_t>(o) * row_bytes;
+        float acc = 0.0f;
+        for (int64_t ch = lane; ch < n_in / 32; ch += vendor::kWarpSize) {
+            float v[32];
+            dequant_chunk<T>(row, ch, v);
+            const float4* xp = reinterpret_cast<const float4*>(h + 32 * ch);
+            float s = 0.0f;
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                const float4 a = xp[i];
+                s += v[4 * i] * a.x + v[4 * i + 1] * a.y + v[4 * i + 2] * a.z + v[4 * i + 3] * a.w;
+            }
+            acc += s;
+        }
+        acc = warp_sum(acc);
+        if (lane == 0) logits[o] = acc;
+    }
+    // The last block to get here sees every block's logits: each publishes its writes before it
+    // counts itself (threadfence), and the last one reads them through volatile loads.
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        s_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
+    const volatile float* shared_logits = logits;
+    for (int e = static_cast<int>(threadIdx.x); e < n_expert; e += static_cast<int>(blockDim.x)) s_logits[e] = shared_logits[e];
+    __syncthreads();
+    if (threadIdx.x == 0) *counter = 0;  // ready for the next step (every block has counted)
+    if (threadIdx.x < static_cast<unsigned>(vendor::kWarpSize)) {
+        route_plan_one_token(s_logits, n_expert, k, normalize, ids, weights, sorted, tiles, n_tiles);
+    }
+}
+
 }  // namespace
 
-MoePlan gpu_moe_route_plan_single(const float* logits, int64_t n_expert, int64_t k, bool normalize, int32_t* ids,
-                                  float* weights, int scratch_slot, GpuContext& ctx) {
-    STRATA_CHECK(k > 0 && k <= n_expert && n_expert <= kMaxExperts, "gpu_moe_route_plan_single: need 0 < k <= n_expert <= 4096");
+namespace {
+MoePlan single_token_plan(int64_t k, int scratch_slot, GpuContext& ctx) {
     MoePlan plan;
     plan.tile_columns = kGpuMatmulColumns;
     plan.max_tile_pairs = 1;
@@ -71,6 +130,33 @@ MoePlan gpu_moe_route_plan_single(const float* logits, int64_t n_expert, int64_t
     plan.sorted = static_cast<int32_t*>(ctx.scratch(scratch_slot, static_cast<uint64_t>(k) * sizeof(int32_t)));
     plan.tiles = static_cast<int32_t*>(ctx.scratch(scratch_slot + 1, static_cast<uint64_t>(k) * 3 * sizeof(int32_t)));
     plan.n_tiles = static_cast<int32_t*>(ctx.scratch(scratch_slot + 2, sizeof(int32_t)));
+    return plan;
+}
+}  // namespace
+
+MoePlan gpu_moe_router_route_plan_single(const DeviceWeight& router, const float* h, float* logits, int64_t k,
+                                         bool normalize, int32_t* ids, float* weights, int scratch_slot,
+                                         unsigned* counter, GpuContext& ctx) {
+    const int64_t n_expert = router.ne[1];
+    STRATA_CHECK(k > 0 && k <= n_expert && n_expert <= kMaxExperts, "gpu_moe_router_route_plan_single: need 0 < k <= n_expert <= 4096");
+    STRATA_CHECK(router.ne[0] % 32 == 0 && router.ne[2] * router.ne[3] == 1 && gpu_supports_type(router.type),
+                 "gpu_moe_router_route_plan_single: a router matrix the GPU kernels read");
+    MoePlan plan = single_token_plan(k, scratch_slot, ctx);
+    const int rows_per_block = std::max(1, kRouterBlock / ctx.warp_size());
+    const unsigned blocks = grid_for(n_expert, rows_per_block);
+    dispatch_weight_type(router.type, [&](auto tag) {
+        router_route_plan_kernel<decltype(tag)::value><<<blocks, kRouterBlock, 0, stream_of(ctx)>>>(
+            router.data, router.row_bytes, router.ne[0], static_cast<int>(n_expert), h, logits, static_cast<int>(k),
+            normalize, ids, weights, plan.sorted, plan.tiles, plan.n_tiles, counter);
+    });
+    STRATA_GPU_LAUNCHED();
+    return plan;
+}
+
+MoePlan gpu_moe_route_plan_single(const float* logits, int64_t n_expert, int64_t k, bool normalize, int32_t* ids,
+                                  float* weights, int scratch_slot, GpuContext& ctx) {
+    STRATA_CHECK(k > 0 && k <= n_expert && n_expert <= kMaxExperts, "gpu_moe_route_plan_single: need 0 < k <= n_expert <= 4096");
+    MoePlan plan = single_token_plan(k, scratch_slot, ctx);
     route_plan_single_kernel<<<1, ctx.warp_size(), 0, stream_of(ctx)>>>(logits, static_cast<int>(n_expert), static_cast<int>(k),
                                                                        normalize, ids, weights, plan.sorted, plan.tiles,
                                                                        plan.n_tiles);

@@ -24,6 +24,7 @@ struct AttentionCall {
     int64_t pos0;
     GpuAttentionParams p;
     float* out;
+    GpuQ8Rows q8_out;  // when set: out also written quantized here (rows of n_head · head_dim_v), if the path can
 };
 
 // Batches of fewer tokens than this go to split or rows; flash tiles hold 32 or 64 query tokens.
@@ -35,7 +36,8 @@ constexpr int64_t kAttentionFlashMinTokens = 32;
 // positions are on the host) and the device.
 int attention_split_count(const AttentionCall& call, const GpuContext& ctx);
 // Partials in ctx's scratch slot kGpuAttentionScratchSlot, then the merge: two launches.
-void launch_attention_split(const AttentionCall& call, int n_split, GpuContext& ctx);
+// Returns whether it also wrote call.q8_out (set, and head_dim_v a multiple of 32).
+bool launch_attention_split(const AttentionCall& call, int n_split, GpuContext& ctx);
 
 // False (nothing launched) when the flash kernels do not take this shape (head dim above 128).
 bool launch_attention_flash(const AttentionCall& call, GpuContext& ctx);
