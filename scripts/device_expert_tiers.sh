@@ -13,14 +13,8 @@ layers=${4:-48}
 skew=${5:-0}
 mkdir -p "$out"
 export STRATA_TESTDATA=$data
-step() {  # name timeout command...: runs it, logs to OUT/name.txt, one line to times.txt
-  local name=$1 limit=$2; shift 2
-  local t=$(date +%s)
-  timeout "$limit" "$@" > "$out/$name.txt" 2>&1
-  local rc=$?
-  echo "$name: exit $rc, $(( $(date +%s) - t )) s" | tee -a "$out/times.txt"
-}
-(env -u LD_LIBRARY_PATH nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; free -g; nproc) > "$out/machine.txt" 2>&1
+source "$(dirname "$0")/device_common.sh"
+describe_machine
 
 step gpu_tests 240 "$bin/strata_gpu_tests"
 grep -E "FAILED|PASSED|Failure|SKIPPED" "$out/gpu_tests.txt" | head -20

@@ -14,17 +14,6 @@ bool GpuOpSelftestReport::passed() const {
     return std::all_of(checks.begin(), checks.end(), [](const GpuOpCheck& c) { return c.passed; });
 }
 
-double gpu_op_nmse(std::span<const float> got, std::span<const float> want) {
-    if (got.size() != want.size()) return std::numeric_limits<double>::quiet_NaN();
-    double err = 0.0, norm = 0.0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        const double d = static_cast<double>(got[i]) - want[i];
-        err += d * d;
-        norm += static_cast<double>(want[i]) * want[i];
-    }
-    return norm > 0 ? err / norm : err;
-}
-
 namespace {
 bool within(double nmse, double threshold) { return !std::isnan(nmse) && nmse <= threshold; }
 }  // namespace

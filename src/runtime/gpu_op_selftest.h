@@ -59,8 +59,6 @@ struct GpuOpSelftestReport {
 GpuOpSelftestReport run_gpu_op_selftest(const GpuOpSelftestOptions& options);
 
 // ---- pieces shared by both builds (and unit-tested without a GPU) ------------------------------
-// Σ(got − want)² / Σ want² (the plain error sum when want is all zeros); NaN when the sizes differ.
-double gpu_op_nmse(std::span<const float> got, std::span<const float> want);
 // A family's check from its cases: passed when every case's NMSE is a number at most threshold
 // and `error` is empty (a failure found besides the NMSE, such as different expert ids).
 GpuOpCheck make_gpu_op_check(std::string name, double threshold, const std::vector<GpuOpCase>& cases,

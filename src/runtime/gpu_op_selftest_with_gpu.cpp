@@ -17,8 +17,11 @@
 #include "backend/gpu/device_runtime.h"
 #include "backend/gpu/gpu_ops.h"
 #include "core/fp16.h"
+#include "core/nmse.h"
 #include "core/thread_pool.h"
 #include "kv/kv_cache.h"
+#include "model/blocks/moe_routing.h"
+#include "model/random_weights.h"
 #include "model/weights.h"
 #include "quant/traits.h"
 #include "runtime/gpu_op_selftest.h"
@@ -42,33 +45,11 @@ constexpr int kBatchPlanSlot = 8;   // [8, 10]
 constexpr int kNarrowPlanSlot = 12; // [12, 14]
 
 std::vector<float> random_floats(std::mt19937& rng, size_t n, float scale = 1.0f) {
-    std::normal_distribution<float> dist(0.0f, scale);
-    std::vector<float> v(n);
-    for (float& x : v) x = dist(rng);
-    return v;
+    return random_normal_floats(rng, n, scale);
 }
-
-// A weight tensor quantized from random values by the reference quantizer, with a Weight view.
-struct HostWeight {
-    std::vector<uint8_t> bytes;
-    Weight view;
-};
-
+using HostWeight = RandomWeight;
 HostWeight make_weight(TensorType type, int64_t n_in, int64_t n_out, int64_t n_matrices, std::mt19937& rng) {
-    HostWeight w;
-    const uint64_t row_bytes = tensor_type_info(type)->row_bytes(static_cast<uint64_t>(n_in));
-    const int64_t rows = n_out * n_matrices;
-    w.bytes.resize(row_bytes * static_cast<uint64_t>(rows));
-    const QuantizeRowFn quantize = quant_traits(type).quantize_row;
-    for (int64_t r = 0; r < rows; ++r) {
-        const std::vector<float> values = random_floats(rng, static_cast<size_t>(n_in));
-        quantize(values.data(), w.bytes.data() + static_cast<uint64_t>(r) * row_bytes, n_in);
-    }
-    w.view.data = w.bytes.data();
-    w.view.type = type;
-    w.view.ne[0] = n_in, w.view.ne[1] = n_out, w.view.ne[2] = n_matrices;
-    w.view.row_bytes = row_bytes;
-    return w;
+    return make_random_weight(type, n_in, n_out, n_matrices, rng);
 }
 
 // Device memory for one family, returned to the pool when the family ends. A refused allocation
@@ -157,12 +138,12 @@ GpuOpCheck matmul_family(TensorType type, const Env& env, uint32_t seed) {
     if (gpu::gpu_matvec_takes_q8(dw)) {
         const gpu::GpuQ8Rows xq = gpu::gpu_quantize_q8(dx, 1, n_in, kQ8Slot, env.gpu);
         gpu::gpu_matmul(dw, 0, dx, 1, y_q8, env.gpu, &xq);
-        cases.push_back({"decode int8", gpu_op_nmse(dev.download(y_q8, want_row.size()), want_row)});
+        cases.push_back({"decode int8", normalized_mse(dev.download(y_q8, want_row.size()), want_row)});
     }
     gpu::gpu_matmul(dw, 0, dx, 1, y_row, env.gpu);
-    cases.push_back({"decode f32", gpu_op_nmse(dev.download(y_row, want_row.size()), want_row)});
+    cases.push_back({"decode f32", normalized_mse(dev.download(y_row, want_row.size()), want_row)});
     gpu::gpu_matmul(dw, 0, dx, n_batch, y_batch, env.gpu);
-    cases.push_back({fmt::format("batch {} tiled", n_batch), gpu_op_nmse(dev.download(y_batch, want_batch.size()), want_batch)});
+    cases.push_back({fmt::format("batch {} tiled", n_batch), normalized_mse(dev.download(y_batch, want_batch.size()), want_batch)});
     return make_gpu_op_check(name, kMatmulLimit, cases);
 }
 
@@ -184,7 +165,7 @@ GpuOpCheck rms_norm_family(const Env& env, uint32_t seed) {
         if (!dev.ok()) return failed_gpu_op_check(name, kNormLimit, dev.error());
         gpu::gpu_rms_norm(dx, dw, s.rows, s.n, 1e-6f, out, env.gpu);
         cases.push_back({fmt::format("[{} x {}]{}", s.rows, s.n, s.weight ? "" : " no weight"),
-                         gpu_op_nmse(dev.download(out, x.size()), want)});
+                         normalized_mse(dev.download(out, x.size()), want)});
     }
     return make_gpu_op_check(name, kNormLimit, cases);
 }
@@ -208,34 +189,20 @@ GpuOpCheck rope_family(const Env& env, uint32_t seed) {
         gpu::gpu_rope(dx, n, c.n_head, gpu::GpuRope{c.style == RopeStyle::Neox, c.head_dim, c.rope_dims, c.base}, dpos, env.gpu);
         cases.push_back({fmt::format("{} head {} rotating {}", c.style == RopeStyle::Neox ? "neox" : "normal", c.head_dim,
                                      c.rope_dims),
-                         gpu_op_nmse(dev.download(dx, x.size()), want)});
+                         normalized_mse(dev.download(dx, x.size()), want)});
     }
     return make_gpu_op_check(name, kRopeLimit, cases);
 }
 
 // ---- mixture of experts ------------------------------------------------------------------------
-// The CPU block's routing: softmax, top k by probability (lower index on ties), renormalized;
-// probs keeps each token's softmax for judging near-ties.
+// The CPU block's routing (route_softmax_topk, renormalized); probs keeps each token's softmax
+// for judging near-ties.
 void cpu_route(const std::vector<float>& logits, int64_t n_tokens, int64_t n_exp, int64_t k, std::vector<int32_t>& ids,
                std::vector<float>& weights, std::vector<float>& probs) {
     ids.assign(static_cast<size_t>(n_tokens * k), 0);
     weights.assign(static_cast<size_t>(n_tokens * k), 0.0f);
     probs = logits;
-    std::vector<int64_t> order(static_cast<size_t>(n_exp));
-    for (int64_t t = 0; t < n_tokens; ++t) {
-        float* p = probs.data() + t * n_exp;
-        cpu_softmax(p, n_exp);
-        std::iota(order.begin(), order.end(), 0);
-        std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                          [&](int64_t a, int64_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
-        float sum = 0.0f;
-        for (int64_t j = 0; j < k; ++j) sum += p[order[static_cast<size_t>(j)]];
-        for (int64_t j = 0; j < k; ++j) {
-            const int64_t e = order[static_cast<size_t>(j)];
-            ids[static_cast<size_t>(t * k + j)] = static_cast<int32_t>(e);
-            weights[static_cast<size_t>(t * k + j)] = p[e] / sum;
-        }
-    }
+    route_softmax_topk(probs.data(), n_tokens, n_exp, k, true, ids.data(), weights.data());
 }
 
 // Expert ids the GPU chose that differ from the CPU's: out of range, or a different expert whose
@@ -316,8 +283,8 @@ std::vector<GpuOpCheck> moe_family(const Env& env, uint32_t seed) {
     const int64_t bad = routing_mismatches(got_ids1, want_ids1, probs1, n_exp, k) + routing_mismatches(got_ids, want_ids, probs, n_exp, k);
     std::vector<GpuOpCheck> checks;
     checks.push_back(make_gpu_op_check(route_name, kRoutingLimit,
-                                       {{"decode weights", gpu_op_nmse(got_w1, want_w1)},
-                                        {fmt::format("batch {} weights", n_batch), gpu_op_nmse(got_w, want_w)}},
+                                       {{"decode weights", normalized_mse(got_w1, want_w1)},
+                                        {fmt::format("batch {} weights", n_batch), normalized_mse(got_w, want_w)}},
                                        bad ? fmt::format("{} expert ids differ from the CPU's", bad) : std::string()));
 
     // Expert products, against the CPU over the ids the GPU chose (so a routing near-tie does not
@@ -327,7 +294,7 @@ std::vector<GpuOpCheck> moe_family(const Env& env, uint32_t seed) {
     {
         const gpu::GpuQ8Rows xq = gpu::gpu_quantize_q8(dx1, 1, n_in, kQ8Slot, env.gpu);
         gpu::gpu_matmul_experts(dw, plan1, dx1, k, y1, env.gpu, &xq);
-        cases.push_back({"decode int8", gpu_op_nmse(dev.download(y1, static_cast<size_t>(k * n_out)),
+        cases.push_back({"decode int8", normalized_mse(dev.download(y1, static_cast<size_t>(k * n_out)),
                                                     cpu_expert_products(w, got_ids1, x1, k, env.cpu))});
     }
     {
@@ -335,7 +302,7 @@ std::vector<GpuOpCheck> moe_family(const Env& env, uint32_t seed) {
         const gpu::MoePlan plan = gpu::gpu_moe_plan(ids, pairs, n_exp, kBatchPlanSlot, env.gpu, width);
         gpu::gpu_matmul_experts(dw, plan, dx, k, y, env.gpu);
         cases.push_back({fmt::format("batch {} tiles of {}", n_batch, width),
-                         gpu_op_nmse(dev.download(y, static_cast<size_t>(pairs * n_out)),
+                         normalized_mse(dev.download(y, static_cast<size_t>(pairs * n_out)),
                                      cpu_expert_products(w, got_ids, x, k, env.cpu))});
     }
     {
@@ -343,7 +310,7 @@ std::vector<GpuOpCheck> moe_family(const Env& env, uint32_t seed) {
         const gpu::GpuQ8Rows xq = gpu::gpu_quantize_q8(dx_pairs, pairs, n_in, kQ8Slot, env.gpu);
         gpu::gpu_matmul_experts(dw, plan, dx_pairs, 1, y_pairs, env.gpu, &xq);
         cases.push_back({fmt::format("batch {} per pair int8", n_batch),
-                         gpu_op_nmse(dev.download(y_pairs, static_cast<size_t>(pairs * n_out)),
+                         normalized_mse(dev.download(y_pairs, static_cast<size_t>(pairs * n_out)),
                                      cpu_expert_products(w, got_ids, x_pairs, 1, env.cpu))});
     }
     checks.push_back(make_gpu_op_check(expert_name, kMatmulLimit, cases));
@@ -395,11 +362,11 @@ GpuOpCheck attention_family(const Env& env, uint32_t seed) {
     gp.n_head = n_head, gp.n_head_kv = n_head_kv, gp.head_dim_k = hd, gp.head_dim_v = hd, gp.scale = p.scale;
     std::vector<GpuOpCase> cases;
     gpu::gpu_attention(dq1, cache, 0, 1, n_ctx - 1, gp, out1, env.gpu);
-    cases.push_back({fmt::format("decode over {} keys", n_ctx), gpu_op_nmse(dev.download(out1, want1.size()), want1)});
+    cases.push_back({fmt::format("decode over {} keys", n_ctx), normalized_mse(dev.download(out1, want1.size()), want1)});
     gpu::gpu_attention_at(dq1, cache, 0, 1, dpos, gp, out_at, env.gpu);
-    cases.push_back({"decode, device positions", gpu_op_nmse(dev.download(out_at, want1.size()), want1)});
+    cases.push_back({"decode, device positions", normalized_mse(dev.download(out_at, want1.size()), want1)});
     gpu::gpu_attention(dqp, cache, 0, n_prompt, prompt_pos0, gp, outp, env.gpu);
-    cases.push_back({fmt::format("prompt {} at {}", n_prompt, prompt_pos0), gpu_op_nmse(dev.download(outp, wantp.size()), wantp)});
+    cases.push_back({fmt::format("prompt {} at {}", n_prompt, prompt_pos0), normalized_mse(dev.download(outp, wantp.size()), wantp)});
     return make_gpu_op_check(name, kAttentionLimit, cases);
 }
 

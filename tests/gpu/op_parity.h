@@ -21,20 +21,14 @@
 
 #include "backend/gpu/device_runtime.h"
 #include "backend/gpu/gpu_model.h"
+#include "core/nmse.h"
+#include "model/random_weights.h"
 #include "model/weights.h"
 #include "quant/traits.h"
 
 namespace strata::test {
 
-inline double nmse(const std::vector<float>& got, const std::vector<float>& want) {
-    double err = 0.0, norm = 0.0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        const double d = static_cast<double>(got[i]) - want[i];
-        err += d * d;
-        norm += static_cast<double>(want[i]) * want[i];
-    }
-    return norm > 0 ? err / norm : err;
-}
+inline double nmse(const std::vector<float>& got, const std::vector<float>& want) { return normalized_mse(got, want); }
 
 #define EXPECT_NMSE(name, got, want, limit)                                                              \
     do {                                                                                                 \
@@ -47,33 +41,13 @@ inline double nmse(const std::vector<float>& got, const std::vector<float>& want
     } while (0)
 
 inline std::vector<float> random_floats(std::mt19937& rng, size_t n, float scale = 1.0f) {
-    std::normal_distribution<float> dist(0.0f, scale);
-    std::vector<float> v(n);
-    for (float& x : v) x = dist(rng);
-    return v;
+    return random_normal_floats(rng, n, scale);
 }
 
 // A weight tensor quantized from random values, with a Weight view of its bytes.
-struct HostWeight {
-    std::vector<uint8_t> bytes;
-    Weight view;
-};
-
+using HostWeight = RandomWeight;
 inline HostWeight make_weight(TensorType type, int64_t n_in, int64_t n_out, int64_t n_matrices, std::mt19937& rng) {
-    HostWeight w;
-    const uint64_t row_bytes = tensor_type_info(type)->row_bytes(static_cast<uint64_t>(n_in));
-    const int64_t rows = n_out * n_matrices;
-    w.bytes.resize(row_bytes * static_cast<uint64_t>(rows));
-    const QuantizeRowFn quantize = quant_traits(type).quantize_row;
-    for (int64_t r = 0; r < rows; ++r) {
-        const std::vector<float> values = random_floats(rng, static_cast<size_t>(n_in));
-        quantize(values.data(), w.bytes.data() + static_cast<uint64_t>(r) * row_bytes, n_in);
-    }
-    w.view.data = w.bytes.data();
-    w.view.type = type;
-    w.view.ne[0] = n_in, w.view.ne[1] = n_out, w.view.ne[2] = n_matrices;
-    w.view.row_bytes = row_bytes;
-    return w;
+    return make_random_weight(type, n_in, n_out, n_matrices, rng);
 }
 
 // The quantization gpu_quantize_q8 documents: per block of 32, d = max|x| / 127, q = round(x / d).

@@ -13,6 +13,7 @@
 #include "core/fp16.h"
 #include "core/thread_pool.h"
 #include "model/blocks/blocks.h"
+#include "model/blocks/moe_routing.h"
 
 namespace strata::test {
 namespace {
@@ -273,20 +274,8 @@ void cpu_route(const std::vector<float>& logits, int64_t n_tokens, int64_t n_exp
                std::vector<int32_t>& ids, std::vector<float>& weights) {
     ids.assign(static_cast<size_t>(n_tokens * k), 0);
     weights.assign(static_cast<size_t>(n_tokens * k), 0.0f);
-    std::vector<int64_t> order(static_cast<size_t>(n_exp));
-    for (int64_t t = 0; t < n_tokens; ++t) {
-        std::vector<float> p(logits.begin() + t * n_exp, logits.begin() + (t + 1) * n_exp);
-        cpu_softmax(p.data(), n_exp);
-        std::iota(order.begin(), order.end(), 0);
-        std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                          [&](int64_t a, int64_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
-        float sum = 0.0f;
-        for (int64_t j = 0; j < k; ++j) sum += p[order[j]];
-        for (int64_t j = 0; j < k; ++j) {
-            ids[t * k + j] = static_cast<int32_t>(order[j]);
-            weights[t * k + j] = normalize ? p[order[j]] / sum : p[order[j]];
-        }
-    }
+    std::vector<float> probs = logits;
+    route_softmax_topk(probs.data(), n_tokens, n_exp, k, normalize, ids.data(), weights.data());
 }
 
 TEST_F(GpuMoe, SoftmaxTopkRouting) {

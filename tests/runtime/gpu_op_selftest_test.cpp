@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/gpu/gpu_model.h"
+#include "core/nmse.h"
 #include "runtime/gpu_op_selftest.h"
 
 namespace strata {
@@ -18,12 +19,12 @@ namespace {
 
 TEST(GpuOpSelftest, NmseIsErrorOverReferenceEnergy) {
     const std::vector<float> want = {1.0f, -2.0f, 2.0f};  // Σ want² = 9
-    EXPECT_DOUBLE_EQ(gpu_op_nmse(want, want), 0.0);
+    EXPECT_DOUBLE_EQ(normalized_mse(want, want), 0.0);
     const std::vector<float> got = {1.0f, -2.0f, 5.0f};   // Σ err² = 9
-    EXPECT_DOUBLE_EQ(gpu_op_nmse(got, want), 1.0);
+    EXPECT_DOUBLE_EQ(normalized_mse(got, want), 1.0);
     const std::vector<float> zeros(3, 0.0f), small = {0.5f, 0.0f, 0.0f};
-    EXPECT_DOUBLE_EQ(gpu_op_nmse(small, zeros), 0.25);  // all-zero reference: the plain error sum
-    EXPECT_TRUE(std::isnan(gpu_op_nmse(std::vector<float>(2), want))) << "sizes that differ never pass";
+    EXPECT_DOUBLE_EQ(normalized_mse(small, zeros), 0.25);  // all-zero reference: the plain error sum
+    EXPECT_TRUE(std::isnan(normalized_mse(std::vector<float>(2), want))) << "sizes that differ never pass";
 }
 
 TEST(GpuOpSelftest, CheckPassesOnlyWhenEveryCaseIsWithinTheThreshold) {

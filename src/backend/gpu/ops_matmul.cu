@@ -142,13 +142,7 @@ void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const f
                              int64_t pairs_per_x_row, float* y, MoeRows y_rows, GpuContext& ctx, const GpuQ8Rows* xq) {
     check_weight(w, "gpu_matmul_experts with an absent weight");
     if (plan.n_pairs == 0 || plan.max_tiles == 0) return;
-    Columns cols;
-    cols.tiles = plan.tiles;
-    cols.n_tiles = plan.n_tiles;
-    cols.sorted = plan.sorted;
-    cols.pairs_per_x_row = pairs_per_x_row;
-    cols.x_by_sorted = x_rows == MoeRows::Sorted;
-    cols.y_by_sorted = y_rows == MoeRows::Sorted;
+    const Columns cols = plan_columns(plan, x_rows, pairs_per_x_row, y_rows);
     if (plan.tile_columns > kGpuMatmulColumns) {
         STRATA_CHECK(plan.tile_columns <= kGpuTiledColumns && tiled_matmul_fits(w),
                      "a MoE plan with wide tiles for a weight the tiled kernel cannot read");

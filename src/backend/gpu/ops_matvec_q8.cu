@@ -294,13 +294,7 @@ bool gpu_matvec_q8_swiglu_experts(const DeviceWeight& gate, const DeviceWeight& 
     MatvecJob job;
     if (plan.tile_columns != kGpuMatmulColumns || !swiglu_job(gate, up, y, job)) return false;
     if (plan.n_pairs == 0 || plan.max_tiles == 0) return true;
-    Columns cols;
-    cols.tiles = plan.tiles;
-    cols.n_tiles = plan.n_tiles;
-    cols.sorted = plan.sorted;
-    cols.pairs_per_x_row = pairs_per_x_row;
-    cols.x_by_sorted = x_rows == MoeRows::Sorted;
-    cols.y_by_sorted = y_rows == MoeRows::Sorted;
+    const Columns cols = plan_columns(plan, x_rows, pairs_per_x_row, y_rows);
     launch_job(job, gate.ne[0], true, plan.max_tile_pairs == 1, xq, cols, plan.max_tiles, ctx);
     return true;
 }

@@ -5,6 +5,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "model/blocks/blocks.h"
+#include "model/blocks/moe_routing.h"
 
 namespace strata {
 
@@ -36,21 +37,15 @@ void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, con
     float* logits = ctx.scratch_floats(kRouter, static_cast<size_t>(n * n_exp));
     cpu_matmul(w.router, 0, h, n, logits, ctx);
 
-    // Selected (expert, weight) pairs per token.
+    // Selected (expert, weight) pairs per token, then grouped by expert.
+    std::vector<int32_t> ids(static_cast<size_t>(n * k));
+    std::vector<float> weights(static_cast<size_t>(n * k));
+    route_softmax_topk(logits, n, n_exp, k, cfg.norm_topk_prob, ids.data(), weights.data());
     std::vector<std::vector<std::pair<int64_t, float>>> by_expert(static_cast<size_t>(n_exp));
-    std::vector<int64_t> order(static_cast<size_t>(n_exp));
     for (int64_t t = 0; t < n; ++t) {
-        float* p = logits + t * n_exp;
-        cpu_softmax(p, n_exp);
-        std::iota(order.begin(), order.end(), 0);
-        std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                          [&](int64_t a, int64_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
-        float sum = 0.0f;
-        for (int64_t j = 0; j < k; ++j) sum += p[order[static_cast<size_t>(j)]];
         for (int64_t j = 0; j < k; ++j) {
-            int64_t ex = order[static_cast<size_t>(j)];
-            float weight = cfg.norm_topk_prob ? p[ex] / sum : p[ex];
-            by_expert[static_cast<size_t>(ex)].emplace_back(t, weight);
+            const size_t i = static_cast<size_t>(t * k + j);
+            by_expert[static_cast<size_t>(ids[i])].emplace_back(t, weights[i]);
         }
     }
 

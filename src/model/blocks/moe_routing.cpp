@@ -77,6 +77,25 @@ void route_grouped(const float* logits, int64_t n_tokens, const GroupedRouting& 
     }
 }
 
+void route_softmax_topk(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, bool normalize, int32_t* ids,
+                        float* weights) {
+    std::vector<int64_t> order(static_cast<size_t>(n_expert));
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        float* p = logits + t * n_expert;
+        cpu_softmax(p, n_expert);
+        std::iota(order.begin(), order.end(), 0);
+        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                          [&](int64_t a, int64_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+        float sum = 0.0f;
+        for (int64_t j = 0; j < k; ++j) sum += p[order[static_cast<size_t>(j)]];
+        for (int64_t j = 0; j < k; ++j) {
+            const int64_t ex = order[static_cast<size_t>(j)];
+            ids[t * k + j] = static_cast<int32_t>(ex);
+            weights[t * k + j] = normalize ? p[ex] / sum : p[ex];
+        }
+    }
+}
+
 void route_topk_softmax(const float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, ExpertAssignments& out) {
     reset(out, n_expert);
     std::vector<int64_t> order;

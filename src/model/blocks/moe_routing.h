@@ -36,6 +36,13 @@ struct GroupedRouting {
 // choose the experts; their weights are the unbiased scores.
 void route_grouped(const float* logits, int64_t n_tokens, const GroupedRouting& p, ExpertAssignments& out);
 
+// The softmax routing of moe_ffn_block (Mixtral, Qwen3-MoE): per token, a softmax over all the
+// logits (in place: logits then hold the probabilities), the k most probable experts in order
+// (the lower index on ties) and their probabilities, divided by their sum when `normalize`.
+// ids and weights: n_tokens rows of k. The GPU routing kernels are checked against this.
+void route_softmax_topk(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, bool normalize, int32_t* ids,
+                        float* weights);
+
 // gpt-oss's router: the top k logits, then a softmax over those k only.
 void route_topk_softmax(const float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, ExpertAssignments& out);
 

@@ -21,6 +21,18 @@ struct Columns {
     bool x_by_sorted = false, y_by_sorted = false;  // MoeRows::Sorted
 };
 
+// The columns of a MoE plan's tiles, rows as gpu_matmul_experts_rows documents.
+inline Columns plan_columns(const MoePlan& plan, MoeRows x_rows, int64_t pairs_per_x_row, MoeRows y_rows) {
+    Columns cols;
+    cols.tiles = plan.tiles;
+    cols.n_tiles = plan.n_tiles;
+    cols.sorted = plan.sorted;
+    cols.pairs_per_x_row = pairs_per_x_row;
+    cols.x_by_sorted = x_rows == MoeRows::Sorted;
+    cols.y_by_sorted = y_rows == MoeRows::Sorted;
+    return cols;
+}
+
 // The tile of block y: false when the block has nothing to do (beyond the plan's tile count).
 __device__ __forceinline__ bool tile_of(const Columns& cols, int tile_width, int64_t& matrix, int64_t& first,
                                         int64_t& count) {

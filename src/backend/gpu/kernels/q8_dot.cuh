@@ -94,11 +94,23 @@ template <> struct Q8Dot<TensorType::Q8_0> {
     }
 };
 
-// Q4_0 (d·(q − 8)) and Q4_1 (d·q + m): value j's nibble is the low one of byte j (j < 16) or the
-// high one of byte j − 16.
-template <TensorType T> struct Q8DotNibbles {
+// The legacy 4- and 5-bit formats, once unpacked: values 0-15 of the block as bytes in lo,
+// values 16-31 in hi, value = d·q + m (Q4_0 and Q5_0 fold their −8 / −16 into m = −8d / −16d).
+struct Q8DotLegacyUnit {
     static constexpr int kUnitValues = 32;
     struct Unit { int lo[4], hi[4]; float d, m; };
+    __device__ static float dot(const Unit& w, const int8_t* xq, const float* ds, int64_t u) {
+        int x[8];
+        float dx, sx;
+        load_x_chunk(xq, ds, u, x, dx, sx);
+        const int s = dot_words<4>(w.lo, x) + dot_words<4>(w.hi, x + 4);
+        return w.d * dx * static_cast<float>(s) + w.m * sx;  // Σ (d·q + m)·x, Σx = d_x·Σq_x
+    }
+};
+
+// Q4_0 (d·(q − 8)) and Q4_1 (d·q + m): value j's nibble is the low one of byte j (j < 16) or the
+// high one of byte j − 16.
+template <TensorType T> struct Q8DotNibbles : Q8DotLegacyUnit {
     __device__ static Unit load(const uint8_t* row, int64_t u) {
         using B = std::conditional_t<T == TensorType::Q4_0, BlockQ4_0, BlockQ4_1>;
         const B& b = reinterpret_cast<const B*>(row)[u];
@@ -112,21 +124,12 @@ template <TensorType T> struct Q8DotNibbles {
         else w.m = -8.0f * w.d;
         return w;
     }
-    __device__ static float dot(const Unit& w, const int8_t* xq, const float* ds, int64_t u) {
-        int x[8];
-        float dx, sx;
-        load_x_chunk(xq, ds, u, x, dx, sx);
-        const int s = dot_words<4>(w.lo, x) + dot_words<4>(w.hi, x + 4);
-        return w.d * dx * static_cast<float>(s) + w.m * sx;  // Σ (d·q + m)·x, Σx = d_x·Σq_x
-    }
 };
 template <> struct Q8Dot<TensorType::Q4_0> : Q8DotNibbles<TensorType::Q4_0> {};
 template <> struct Q8Dot<TensorType::Q4_1> : Q8DotNibbles<TensorType::Q4_1> {};
 
 // Q5_0 (d·(q − 16)) and Q5_1 (d·q + m): Q4's nibbles plus bit j of qh as value j's bit 4.
-template <TensorType T> struct Q8DotFiveBit {
-    static constexpr int kUnitValues = 32;
-    struct Unit { int lo[4], hi[4]; float d, m; };
+template <TensorType T> struct Q8DotFiveBit : Q8DotLegacyUnit {
     __device__ static Unit load(const uint8_t* row, int64_t u) {
         using B = std::conditional_t<T == TensorType::Q5_0, BlockQ5_0, BlockQ5_1>;
         const B& b = reinterpret_cast<const B*>(row)[u];
@@ -143,13 +146,6 @@ template <TensorType T> struct Q8DotFiveBit {
         if constexpr (T == TensorType::Q5_1) w.m = h2f(b.m);
         else w.m = -16.0f * w.d;
         return w;
-    }
-    __device__ static float dot(const Unit& w, const int8_t* xq, const float* ds, int64_t u) {
-        int x[8];
-        float dx, sx;
-        load_x_chunk(xq, ds, u, x, dx, sx);
-        const int s = dot_words<4>(w.lo, x) + dot_words<4>(w.hi, x + 4);
-        return w.d * dx * static_cast<float>(s) + w.m * sx;
     }
 };
 template <> struct Q8Dot<TensorType::Q5_0> : Q8DotFiveBit<TensorType::Q5_0> {};
