@@ -6,7 +6,7 @@
 // llama.cpp's -ngl (spelled with two dashes: CLI11 short options are one letter). 0 runs on the
 // CPU; any N > 0 puts every layer on the GPU — per-layer offload comes with the hybrid placement
 // work. When a GPU is chosen, one line on stderr says which card and why. `--kv-type f16|f32`
-// sets the KV cache's element type wherever the model runs.
+// sets the KV cache's element type wherever the model runs; q8_0 keeps the model on the CPU.
 //
 //   DeviceFlags device;  device.add_to(app);
 //   auto opts = device.options();  if (!opts) return report_failure("run", opts.status().message());
@@ -35,15 +35,17 @@ struct DeviceFlags {
             ->capture_default_str();
         app.add_option("--ngl,--n-gpu-layers", gpu_layers, "Layers on the GPU (llama.cpp's -ngl): 0 runs on the CPU, any N > 0 all");
         app.add_option("--gpu", gpu, "Deprecated: use --device N (runtime ordinal), --device pci:BUS-ID or --device UUID");
-        app.add_option("--kv-type", kv_type, "KV cache type on the CPU and the GPU: f16 or f32")->capture_default_str();
+        app.add_option("--kv-type", kv_type, "KV cache type: f16 or f32 (CPU and GPU), q8_0 (CPU only so far)")->capture_default_str();
     }
 
     Result<ComputeOptions> options() const {
         ComputeOptions o;
-        if (kv_type != "f16" && kv_type != "f32") return Status::error("--kv-type: expected f16 or f32, got {:?}", kv_type);
+        if (kv_type != "f16" && kv_type != "f32" && kv_type != "q8_0") {
+            return Status::error("--kv-type: expected f16, f32 or q8_0, got {:?}", kv_type);
+        }
         // One flag for both caches: an `auto` run that falls back to the CPU keeps the type asked for.
-        o.kv_f16 = kv_type == "f16";
-        o.cpu_kv_type = o.kv_f16 ? KvCacheType::F16 : KvCacheType::F32;
+        o.kv_f16 = kv_type != "f32";
+        o.cpu_kv_type = kv_type == "q8_0" ? KvCacheType::Q8_0 : o.kv_f16 ? KvCacheType::F16 : KvCacheType::F32;
 
         auto kind = parse_compute_device(device);  // nullopt: an identity (pci:..., GPU-..., 1)
         if (gpu >= 0) {

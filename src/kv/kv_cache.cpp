@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/fp16.h"
+#include "quant/legacy.h"
 
 namespace strata {
 
@@ -11,12 +12,13 @@ KvCache::KvCache(int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim, K
 
 KvCache::KvCache(const std::vector<bool>& has_rows, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvCacheType type)
     : n_ctx_(n_ctx), k_dim_(k_dim), v_dim_(v_dim), type_(type) {
-    const auto element = static_cast<size_t>(kv_element_bytes(type));
+    STRATA_CHECK(type != KvCacheType::Q8_0 || (k_dim % 32 == 0 && v_dim % 32 == 0),
+                 "a q8_0 KV cache needs rows of whole 32-value blocks (check kv_type_fits first)");
     for (bool rows : has_rows) {
         slot_.push_back(rows ? static_cast<int32_t>(k_.size()) : -1);
         if (!rows) continue;
-        k_.emplace_back(static_cast<size_t>(n_ctx * k_dim) * element);
-        v_.emplace_back(static_cast<size_t>(n_ctx * v_dim) * element);
+        k_.emplace_back(static_cast<size_t>(n_ctx * kv_row_bytes(type, k_dim)));
+        v_.emplace_back(static_cast<size_t>(n_ctx * kv_row_bytes(type, v_dim)));
     }
 }
 
@@ -34,6 +36,10 @@ namespace {
 void store_row(const float* src, int64_t n, KvCacheType type, uint8_t* dst) {
     if (type == KvCacheType::F32) {
         std::copy_n(src, n, reinterpret_cast<float*>(dst));
+        return;
+    }
+    if (type == KvCacheType::Q8_0) {
+        quantize_row_q8_0(src, dst, n);  // the reference quantizer: ggml's bytes
         return;
     }
     auto* h = reinterpret_cast<uint16_t*>(dst);

@@ -1,8 +1,9 @@
 #pragma once
 // The attention KV cache: for each attention layer, keys and values of every position seen so
-// far, as rows of n_head_kv * head_dim elements, in f32 or f16 (KvCacheType). Rows are written
-// from f32 with store(), converted to the cache's type there, and read back by the CPU attention
-// (backend/cpu/attention.cpp), which widens f16 rows to f32 as it reads them (backend/cpu/f16_rows.h).
+// far, as rows of n_head_kv * head_dim elements, in f32, f16 or q8_0 (KvCacheType). Rows are
+// written from f32 with store(), converted to the cache's type there, and read back by the CPU
+// attention (backend/cpu/attention.cpp), which widens f16 rows to f32 as it reads them
+// (backend/cpu/f16_rows.h) and dequantizes q8_0 rows head by head.
 //
 //   KvCache kv(cfg.n_layer, n_ctx, cfg.kv_dim_k(), cfg.kv_dim_v(), KvCacheType::F16);
 //   kv.store(layer, pos, k_row, v_row);          // f32 in, f16 kept
@@ -22,8 +23,23 @@ namespace strata {
 
 // Element type of a host KV cache. f32 keeps the attention exact; f16 halves the cache (and what
 // a decode step reads of it) at a rounding of 2^-11 relative per element, as llama.cpp's default.
-enum class KvCacheType { F32, F16 };
-inline int64_t kv_element_bytes(KvCacheType type) { return type == KvCacheType::F16 ? 2 : 4; }
+// q8_0 (ggml's blocks: 32 int8 values and an f16 scale, 34 bytes) takes 53% of f16, at a rounding
+// of up to 1/254 of each block's largest magnitude; it needs head dims that are multiples of 32,
+// so that every head starts on a block (kv_type_fits).
+enum class KvCacheType { F32, F16, Q8_0 };
+// Bytes of one row of dim elements.
+inline int64_t kv_row_bytes(KvCacheType type, int64_t dim) {
+    switch (type) {
+        case KvCacheType::F32: return 4 * dim;
+        case KvCacheType::F16: return 2 * dim;
+        case KvCacheType::Q8_0: return dim / 32 * 34;
+    }
+    return 4 * dim;
+}
+// Whether rows of heads of these dimensions can be kept in this type.
+inline bool kv_type_fits(KvCacheType type, int64_t head_dim_k, int64_t head_dim_v) {
+    return type != KvCacheType::Q8_0 || (head_dim_k % 32 == 0 && head_dim_v % 32 == 0);
+}
 
 // Rows a backend keeps outside host memory (the GPU's device cache). The KvCache owns them, so
 // they live exactly as long as the session whose cache they are.
@@ -74,10 +90,10 @@ private:
     uint8_t* row(const std::vector<AlignedBuffer>& rows, int64_t layer, int64_t pos, int64_t dim) const {
         const int64_t s = slot_of(layer);
         STRATA_CHECK(s >= 0, "KV rows of a layer without a cache (a recurrent layer?)");
-        return const_cast<uint8_t*>(rows[static_cast<size_t>(s)].data()) + (pos * dim) * kv_element_bytes(type_);
+        return const_cast<uint8_t*>(rows[static_cast<size_t>(s)].data()) + pos * kv_row_bytes(type_, dim);
     }
     float* f32_row(const std::vector<AlignedBuffer>& rows, int64_t layer, int64_t pos, int64_t dim) const {
-        STRATA_CHECK(type_ == KvCacheType::F32, "float view of an f16 KV cache");
+        STRATA_CHECK(type_ == KvCacheType::F32, "float view of an f16 or q8_0 KV cache");
         return reinterpret_cast<float*>(row(rows, layer, pos, dim));
     }
 

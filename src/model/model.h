@@ -58,7 +58,11 @@ public:
     virtual KvCache make_kv_cache(int64_t n_ctx) const;
     // The element type of the host caches make_kv_cache returns. f32 unless set: the exact cache
     // the reference tests hold the engine to; the commands set `--kv-type` (f16 by default).
-    void set_kv_type(KvCacheType type) { kv_type_ = type; }
+    // q8_0 needs heads of whole 32-value blocks (kv_type_fits; load_model_on says so to the user).
+    void set_kv_type(KvCacheType type) {
+        STRATA_CHECK(kv_type_fits(type, config_.head_dim_k, config_.head_dim_v), "KV cache type does not fit the heads");
+        kv_type_ = type;
+    }
     KvCacheType kv_type() const { return kv_type_; }
     // Where forward() runs, for reports: "cpu", or "CUDA NVIDIA H200 (sm_90)".
     virtual std::string device_name() const { return "cpu"; }

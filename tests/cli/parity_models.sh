@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `strata parity` on every reference model in both modes (batch and token-by-token decode), as a
-# user would run it, with the f32 and the f16 KV cache (`--kv-type`); plus the GPU backend, which
+# user would run it, with the f32, f16 and q8_0 KV caches (`--kv-type`); plus the GPU backend, which
 # must pass on a GPU machine and skip (exit 0) elsewhere. Thresholds are the command's defaults
 # (NMSE 1e-4, top-1 90%).
 set -euo pipefail
@@ -12,10 +12,16 @@ for ref in "${refs[@]}"; do
   model="${ref%.ref.gguf}.gguf"
   "$strata" parity "$model" "$ref" --mode both -t 2                 # the f16 KV cache (default)
   "$strata" parity "$model" "$ref" --mode both -t 2 --kv-type f32
+  # The q8_0 cache where the heads are whole 32-value blocks (its rounding, ~1e-2 per element,
+  # moves the logits more than f16's: the NMSE limit is 3e-4); elsewhere a clear refusal.
+  if ! out=$("$strata" parity "$model" "$ref" --mode both -t 2 --kv-type q8_0 --max-nmse 3e-4 2>&1); then
+    [[ $out == *"are not whole 32-value blocks; use --kv-type f16"* ]] || { echo "FAIL: q8_0 on $model: $out" >&2; exit 1; }
+  fi
+  printf '%s\n' "$out" | tail -2
 done
 # A KV type the CPU does not have is refused, naming the ones it has.
 if out=$("$strata" parity "${refs[0]%.ref.gguf}.gguf" "${refs[0]}" --kv-type q4 2>&1); then
   echo "FAIL: --kv-type q4 must fail" >&2; exit 1
 fi
-[[ $out == *"expected f16 or f32"* ]] || { echo "FAIL: --kv-type q4: $out" >&2; exit 1; }
+[[ $out == *"expected f16, f32 or q8_0"* ]] || { echo "FAIL: --kv-type q4: $out" >&2; exit 1; }
 "$strata" parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --backend gpu --mode both

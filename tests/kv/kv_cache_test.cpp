@@ -78,8 +78,10 @@ TEST_P(KvCacheOfModel, AllocatesWhatThePlannerReserved) {
     ASSERT_TRUE(model) << model.status().message();
     const ModelConfig& cfg = (*model)->config();
     const int64_t n_ctx = 37;
-    for (auto [type, planned_type] : {std::pair{KvCacheType::F32, KvElementType::F32}, std::pair{KvCacheType::F16, KvElementType::F16}}) {
+    for (auto [type, planned_type] : {std::pair{KvCacheType::F32, KvElementType::F32}, std::pair{KvCacheType::F16, KvElementType::F16},
+                                      std::pair{KvCacheType::Q8_0, KvElementType::Q8_0}}) {
         SCOPED_TRACE(kv_type_name(planned_type));
+        if (!kv_type_fits(type, cfg.head_dim_k, cfg.head_dim_v)) continue;  // q8_0 needs 32-value heads
         (*model)->set_kv_type(type);
         const KvCache kv = (*model)->make_kv_cache(n_ctx);
         const ContextMemory planned = context_memory(cfg, n_ctx, planned_type);

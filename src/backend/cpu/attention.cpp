@@ -5,12 +5,18 @@
 #include <vector>
 
 #include "backend/cpu/f16_rows.h"
+#include "core/check.h"
+#include "quant/legacy.h"
 
 namespace strata {
 
 namespace {
+constexpr int64_t kMaxQ8HeadDim = 1024;  // MLA's latent key row is 576
+
 // One kv head's keys or values of one layer: f32 rows are read in place; f16 rows go through the
-// F16RowKernels, which widen as they read and do the same float operations per row. The f32
+// F16RowKernels, which widen as they read and do the same float operations per row; q8_0 rows are
+// dequantized a head row at a time (the reference dequantizer) and then take the f32 path, so a
+// q8_0 cache gives the attention of an f32 cache holding the dequantized values, bit for bit. The f32
 // path's dot product keeps eight independent partial sums (dot_eight_lanes): one running sum is
 // a chain of dependent adds that the compiler may not reorder, which made this loop ~4% of a
 // decode step at a depth of only ~30.
@@ -26,12 +32,29 @@ public:
             f16_.dots(q, half_row(j0), row_dim_, j1 - j0, head_dim_, scale, scores + j0);
             return;
         }
+        if (type_ == KvCacheType::Q8_0) {
+            float row[kMaxQ8HeadDim];
+            for (int64_t j = j0; j < j1; ++j) {
+                dequantize_row_q8_0(q8_row(j), row, head_dim_);
+                scores[j] = dot_eight_lanes(q, row, head_dim_) * scale;
+            }
+            return;
+        }
         for (int64_t j = j0; j < j1; ++j) scores[j] = dot_eight_lanes(q, float_row(j), head_dim_) * scale;
     }
     // out += (weights[j] · inv) · row j for j in [j0, j1).
     void accumulate(const float* weights, float inv, int64_t j0, int64_t j1, float* out) const {
         if (type_ == KvCacheType::F16) {
             f16_.accumulate(weights + j0, inv, half_row(j0), row_dim_, j1 - j0, head_dim_, out);
+            return;
+        }
+        if (type_ == KvCacheType::Q8_0) {
+            float row[kMaxQ8HeadDim];
+            for (int64_t j = j0; j < j1; ++j) {
+                dequantize_row_q8_0(q8_row(j), row, head_dim_);
+                const float w = weights[j] * inv;
+                for (int64_t d = 0; d < head_dim_; ++d) out[d] += w * row[d];
+            }
             return;
         }
         for (int64_t j = j0; j < j1; ++j) {
@@ -44,6 +67,11 @@ public:
 private:
     const float* float_row(int64_t j) const { return static_cast<const float*>(base_) + j * row_dim_ + offset_; }
     const uint16_t* half_row(int64_t j) const { return static_cast<const uint16_t*>(base_) + j * row_dim_ + offset_; }
+    // Heads start on a block (kv_type_fits): head row j is whole blocks of its cache row.
+    const uint8_t* q8_row(int64_t j) const {
+        return static_cast<const uint8_t*>(base_) + j * kv_row_bytes(KvCacheType::Q8_0, row_dim_) +
+               kv_row_bytes(KvCacheType::Q8_0, offset_);
+    }
 
     const void* base_;
     int64_t row_dim_, offset_, head_dim_;
@@ -62,6 +90,9 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
     const F16RowKernels& f16 = f16_row_kernels();
     const void* key_rows = kv.key_row(layer, 0);
     const void* value_rows = kv.value_row(layer, 0);
+    STRATA_CHECK(kv.type() != KvCacheType::Q8_0 || (kv_type_fits(kv.type(), p.head_dim_k, p.head_dim_v) &&
+                                                    std::max(p.head_dim_k, p.head_dim_v) <= kMaxQ8HeadDim),
+                 "q8_0 KV rows need heads of whole 32-value blocks, at most 1024 wide");
     ctx.pool().parallel_for(n_work, [&](int64_t w0, int64_t w1, int worker) {
         float* scores = scores_all + worker * n_kv_max;
         for (int64_t w = w0; w < w1; ++w) {

@@ -30,6 +30,12 @@ bool gpu_supports_architecture(const std::string& arch) {
 namespace {
 Result<std::unique_ptr<Model>> load_on_cpu(const GgufFile& file, const ComputeOptions& options) {
     STRATA_ASSIGN_OR_RETURN(auto model, Model::load(file));
+    const ModelConfig& c = model->config();
+    if (!kv_type_fits(options.cpu_kv_type, c.head_dim_k, c.head_dim_v)) {
+        return Status::error("--kv-type q8_0: this model's attention heads ({} and {} values) are not whole 32-value "
+                             "blocks; use --kv-type f16",
+                             c.head_dim_k, c.head_dim_v);
+    }
     model->set_kv_type(options.cpu_kv_type);
     return model;
 }
@@ -41,6 +47,13 @@ Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const Compute
     const std::string why = gpu_unavailable_reason();
     const bool arch_ok = gpu_supports_architecture(config.arch);
     if (options.device == ComputeDevice::Auto && (!why.empty() || !arch_ok)) return load_on_cpu(file, options);
+    if (options.cpu_kv_type == KvCacheType::Q8_0) {  // the GPU caches are f16 or f32 so far
+        if (options.device == ComputeDevice::Gpu) {
+            return Status::error("--kv-type q8_0 is implemented on the CPU only so far: use --kv-type f16 with --device gpu");
+        }
+        fmt::print(stderr, "strata: running on the CPU: --kv-type q8_0 has no GPU cache yet\n");
+        return load_on_cpu(file, options);
+    }
     if (!why.empty()) return Status::error("--device gpu: {} (run with --device cpu)", why);
     if (!arch_ok) {
         return Status::error("--device gpu: architecture {} has no GPU forward pass yet (supported: llama, qwen3, "
