@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/cpu/attention.h"
+#include "backend/attention_cache_cases.h"
 #include "backend/cpu/f16_rows.h"
 #include "core/fp16.h"
 #include "quant/cpu/cpu_features.h"
@@ -82,40 +83,18 @@ TEST(F16RowKernels, Avx2KernelsGiveTheScalarKernelsFloats) {
     }
 }
 
-struct Case {
-    AttentionParams p;
-    int64_t n_tokens, pos0;
-};
-
-// Random q, k, v for one layer; k and v stored in both caches (f16 and f32-of-the-rounded).
-std::vector<float> attend(const Case& c, KvCacheType type, bool round_f32, CpuContext& ctx) {
-    const AttentionParams& p = c.p;
-    const int64_t n_kv = c.pos0 + c.n_tokens, k_dim = p.n_head_kv * p.head_dim_k, v_dim = p.n_head_kv * p.head_dim_v;
-    std::mt19937 rng(7);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    KvCache kv(1, n_kv, k_dim, v_dim, type);
-    std::vector<float> k(static_cast<size_t>(k_dim)), v(static_cast<size_t>(v_dim));
-    auto rounded = [&](float x) { return round_f32 ? fp16_to_fp32(fp32_to_fp16(x)) : x; };
-    for (int64_t j = 0; j < n_kv; ++j) {
-        for (auto& x : k) x = rounded(normal(rng));
-        for (auto& x : v) x = rounded(normal(rng));
-        kv.store(0, j, k.data(), v.data());
-    }
-    std::vector<float> q(static_cast<size_t>(c.n_tokens * p.n_head * p.head_dim_k));
-    for (auto& x : q) x = normal(rng);
-    std::vector<float> out(static_cast<size_t>(c.n_tokens * p.n_head * p.head_dim_v));
-    cpu_attention(q.data(), kv, 0, c.n_tokens, c.pos0, p, out.data(), ctx);
-    return out;
+void round_to_f16(std::vector<float>& row) {
+    for (float& x : row) x = fp16_to_fp32(fp32_to_fp16(x));
 }
 
-std::vector<Case> cases() {
+std::vector<test::AttentionCase> cases() {
     static const float sinks[4] = {0.5f, -1.0f, 2.0f, 0.0f};
-    std::vector<Case> out;
+    std::vector<test::AttentionCase> out;
     // A deep decode step (GQA 4:2), a prompt batch, a sliding window with sinks, and MLA's shape
     // (one kv head, keys wider than values, a length that is no multiple of eight).
     out.push_back({{4, 2, 64, 64, 0.125f}, 1, 200});
     out.push_back({{4, 2, 32, 32, 0.17f}, 70, 0});
-    Case sw{{4, 2, 16, 16, 0.25f}, 9, 130};
+    test::AttentionCase sw{{4, 2, 16, 16, 0.25f}, 9, 130};
     sw.p.sinks = sinks;
     sw.p.sliding_window = 70;
     out.push_back(sw);
@@ -126,9 +105,9 @@ std::vector<Case> cases() {
 TEST(CpuAttentionF16, SameAsF32OfTheRoundedValues) {
     ThreadPool pool(ThreadPool::Options{.threads = 2});
     CpuContext ctx(pool);
-    for (const Case& c : cases()) {
-        const std::vector<float> f16 = attend(c, KvCacheType::F16, false, ctx);
-        const std::vector<float> f32 = attend(c, KvCacheType::F32, true, ctx);
+    for (const test::AttentionCase& c : cases()) {
+        const std::vector<float> f16 = test::attend(c, KvCacheType::F16, nullptr, ctx);
+        const std::vector<float> f32 = test::attend(c, KvCacheType::F32, round_to_f16, ctx);
         ASSERT_EQ(f16.size(), f32.size());
         EXPECT_EQ(std::memcmp(f16.data(), f32.data(), f16.size() * sizeof(float)), 0)
             << "n_tokens " << c.n_tokens << " pos0 " << c.pos0;
@@ -138,9 +117,9 @@ TEST(CpuAttentionF16, SameAsF32OfTheRoundedValues) {
 TEST(CpuAttentionF16, CloseToTheF32Cache) {
     ThreadPool pool(ThreadPool::Options{.threads = 2});
     CpuContext ctx(pool);
-    for (const Case& c : cases()) {
-        const std::vector<float> f16 = attend(c, KvCacheType::F16, false, ctx);
-        const std::vector<float> f32 = attend(c, KvCacheType::F32, false, ctx);
+    for (const test::AttentionCase& c : cases()) {
+        const std::vector<float> f16 = test::attend(c, KvCacheType::F16, nullptr, ctx);
+        const std::vector<float> f32 = test::attend(c, KvCacheType::F32, nullptr, ctx);
         double err = 0, norm = 0;
         for (size_t i = 0; i < f32.size(); ++i) {
             err += (double(f16[i]) - f32[i]) * (double(f16[i]) - f32[i]);

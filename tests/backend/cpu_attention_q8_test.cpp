@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cpu/attention.h"
+#include "backend/attention_cache_cases.h"
 #include "core/nmse.h"
 #include "core/thread_pool.h"
 #include "quant/legacy.h"
@@ -16,46 +17,19 @@
 namespace strata {
 namespace {
 
-struct Case {
-    AttentionParams p;
-    int64_t n_tokens, pos0;
-};
-
-// Random q, k, v for one layer, stored in a cache of `type`; with through_q8 the rows stored are
-// first quantized and dequantized (what a q8_0 cache keeps, as floats).
-std::vector<float> attend(const Case& c, KvCacheType type, bool through_q8, CpuContext& ctx) {
-    const AttentionParams& p = c.p;
-    const int64_t n_kv = c.pos0 + c.n_tokens, k_dim = p.n_head_kv * p.head_dim_k, v_dim = p.n_head_kv * p.head_dim_v;
-    std::mt19937 rng(9);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    KvCache kv(1, n_kv, k_dim, v_dim, type);
-    std::vector<float> k(static_cast<size_t>(k_dim)), v(static_cast<size_t>(v_dim));
-    std::vector<uint8_t> blocks(static_cast<size_t>(kv_row_bytes(KvCacheType::Q8_0, std::max(k_dim, v_dim))));
-    auto round_trip = [&](std::vector<float>& row) {
-        if (!through_q8) return;
-        quantize_row_q8_0(row.data(), blocks.data(), static_cast<int64_t>(row.size()));
-        dequantize_row_q8_0(blocks.data(), row.data(), static_cast<int64_t>(row.size()));
-    };
-    for (int64_t j = 0; j < n_kv; ++j) {
-        for (auto& x : k) x = normal(rng);
-        for (auto& x : v) x = normal(rng);
-        round_trip(k);
-        round_trip(v);
-        kv.store(0, j, k.data(), v.data());
-    }
-    std::vector<float> q(static_cast<size_t>(c.n_tokens * p.n_head * p.head_dim_k));
-    for (auto& x : q) x = normal(rng);
-    std::vector<float> out(static_cast<size_t>(c.n_tokens * p.n_head * p.head_dim_v));
-    cpu_attention(q.data(), kv, 0, c.n_tokens, c.pos0, p, out.data(), ctx);
-    return out;
+// What a q8_0 cache keeps of a row, as floats.
+void round_to_q8_0(std::vector<float>& row) {
+    std::vector<uint8_t> blocks(static_cast<size_t>(kv_row_bytes(KvCacheType::Q8_0, static_cast<int64_t>(row.size()))));
+    quantize_row_q8_0(row.data(), blocks.data(), static_cast<int64_t>(row.size()));
+    dequantize_row_q8_0(blocks.data(), row.data(), static_cast<int64_t>(row.size()));
 }
 
-std::vector<Case> cases() {
+std::vector<test::AttentionCase> cases() {
     static const float sinks[4] = {0.5f, -1.0f, 2.0f, 0.0f};
-    std::vector<Case> out;
+    std::vector<test::AttentionCase> out;
     out.push_back({{4, 2, 64, 64, 0.125f}, 1, 200});      // a deep decode step, GQA 4:2
     out.push_back({{4, 2, 32, 32, 0.17f}, 70, 0});        // a prompt batch
-    Case sw{{4, 2, 64, 32, 0.25f}, 9, 130};                // window and sinks, narrower values
+    test::AttentionCase sw{{4, 2, 64, 32, 0.25f}, 9, 130};                // window and sinks, narrower values
     sw.p.sinks = sinks;
     sw.p.sliding_window = 70;
     out.push_back(sw);
@@ -66,9 +40,9 @@ std::vector<Case> cases() {
 TEST(CpuAttentionQ8, SameAsF32OfTheDequantizedValues) {
     ThreadPool pool(ThreadPool::Options{.threads = 2});
     CpuContext ctx(pool);
-    for (const Case& c : cases()) {
-        const std::vector<float> q8 = attend(c, KvCacheType::Q8_0, false, ctx);
-        const std::vector<float> f32 = attend(c, KvCacheType::F32, true, ctx);
+    for (const test::AttentionCase& c : cases()) {
+        const std::vector<float> q8 = test::attend(c, KvCacheType::Q8_0, nullptr, ctx);
+        const std::vector<float> f32 = test::attend(c, KvCacheType::F32, round_to_q8_0, ctx);
         ASSERT_EQ(q8.size(), f32.size());
         EXPECT_EQ(std::memcmp(q8.data(), f32.data(), q8.size() * sizeof(float)), 0)
             << "n_tokens " << c.n_tokens << " pos0 " << c.pos0 << " head dims " << c.p.head_dim_k << "/" << c.p.head_dim_v;
@@ -78,9 +52,9 @@ TEST(CpuAttentionQ8, SameAsF32OfTheDequantizedValues) {
 TEST(CpuAttentionQ8, CloseToTheF32Cache) {
     ThreadPool pool(ThreadPool::Options{.threads = 2});
     CpuContext ctx(pool);
-    for (const Case& c : cases()) {
-        const std::vector<float> q8 = attend(c, KvCacheType::Q8_0, false, ctx);
-        const std::vector<float> f32 = attend(c, KvCacheType::F32, false, ctx);
+    for (const test::AttentionCase& c : cases()) {
+        const std::vector<float> q8 = test::attend(c, KvCacheType::Q8_0, nullptr, ctx);
+        const std::vector<float> f32 = test::attend(c, KvCacheType::F32, nullptr, ctx);
         // 8-bit blocks of normal values round by up to ~1/254 of the block's largest magnitude
         // (~3σ): a relative error around 1e-2 per element, ~1e-4 squared; the softmax averages it.
         EXPECT_LT(normalized_mse(q8, f32), 1e-3) << "n_tokens " << c.n_tokens << " pos0 " << c.pos0;
