@@ -1,7 +1,10 @@
-// `strata plan -m MODEL [--vram SIZE] [--vram-budget SIZE] [--ram SIZE] [--ctx N] [--kv-type T]
-//  [--vram-reserve SIZE] [--ram-reserve SIZE] [--batch N] [--json] [--svg FILE]`: where every byte
-// of the model, the KV cache and the workspaces would go, and whether it fits — computed from the
-// file's metadata and tensor list alone, without loading weights or touching a GPU.
+// `strata plan -m MODEL [--vram SIZE[,SIZE...]] [--split-at L[,L...]] [--vram-budget SIZE] [--ram SIZE]
+//  [--ctx N] [--kv-type T] [--vram-reserve SIZE] [--ram-reserve SIZE] [--batch N] [--json] [--svg FILE]`:
+// where every byte of the model, the KV cache and the workspaces would go, and whether it fits —
+// computed from the file's metadata and tensor list alone, without loading weights or touching a GPU.
+// Several --vram sizes ("24GiB,12GiB") plan the model split by layers over that many GPUs, in layer
+// order: by capacity, or at --split-at (the first layer of each GPU after the first);
+// --vram-budget and --vram-reserve then apply to each GPU.
 // Exit status: 0 FITS, 2 DOES NOT FIT, 1 for errors (unreadable file, bad flag).
 #include <fmt/format.h>
 
@@ -21,6 +24,7 @@ namespace {
 struct PlanOptions {
     std::string model;
     std::string vram, vram_budget, ram, vram_reserve = "512MiB", ram_reserve = "1GiB";
+    std::string split_at;
     int64_t n_ctx = 4096;
     std::string kv_type = "f16";
     int64_t n_batch = 512;
@@ -36,9 +40,54 @@ Result<std::optional<uint64_t>> size_flag(const char* flag, const std::string& t
     return std::optional<uint64_t>(*v);
 }
 
+std::vector<std::string> split_commas(const std::string& text) {
+    std::vector<std::string> parts;
+    for (size_t at = 0;;) {
+        const size_t comma = text.find(',', at);
+        parts.push_back(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        if (comma == std::string::npos) return parts;
+        at = comma + 1;
+    }
+}
+
+// --vram 24GiB,12GiB: one card per size, all of it free, named by its flag in the plan's sentences.
+Result<std::vector<DeviceMemory>> split_gpus_flag(const std::string& text) {
+    std::vector<DeviceMemory> gpus;
+    for (const std::string& part : split_commas(text)) {
+        auto size = parse_byte_size(part);
+        if (!size) return size.status().with_context("--vram");
+        if (*size == 0) {
+            return Status::error("--vram {}: expected a size above 0 for each GPU of a layer split, got \"{}\"", text, part);
+        }
+        gpus.push_back(DeviceMemory{"--vram " + part, *size, *size});
+    }
+    return gpus;
+}
+
+Result<std::vector<uint32_t>> split_at_flag(const std::string& text) {
+    std::vector<uint32_t> layers;
+    for (const std::string& part : split_commas(text)) {
+        if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos) {
+            return Status::error("--split-at: expected layer numbers separated by commas (e.g. 16,32), got \"{}\"", text);
+        }
+        layers.push_back(static_cast<uint32_t>(std::stoul(part)));
+    }
+    return layers;
+}
+
 Result<PlanRequest> build_request(const PlanOptions& o, std::vector<std::string>& notes) {
     PlanRequest req;
-    STRATA_ASSIGN_OR_RETURN(auto vram, size_flag("--vram", o.vram));
+    if (o.vram.find(',') != std::string::npos) {
+        STRATA_ASSIGN_OR_RETURN(req.split_gpus, split_gpus_flag(o.vram));
+    }
+    if (!o.split_at.empty()) {
+        if (req.split_gpus.empty()) {
+            return Status::error("--split-at {}: expected a layer split over two or more GPUs (--vram 24GiB,12GiB)",
+                                 o.split_at);
+        }
+        STRATA_ASSIGN_OR_RETURN(req.split_at, split_at_flag(o.split_at));
+    }
+    STRATA_ASSIGN_OR_RETURN(auto vram, size_flag("--vram", req.split_gpus.empty() ? o.vram : std::string()));
     STRATA_ASSIGN_OR_RETURN(auto budget, size_flag("--vram-budget", o.vram_budget));
     STRATA_ASSIGN_OR_RETURN(auto ram, size_flag("--ram", o.ram));
     STRATA_ASSIGN_OR_RETURN(auto vram_reserve, size_flag("--vram-reserve", o.vram_reserve));
@@ -52,9 +101,9 @@ Result<PlanRequest> build_request(const PlanOptions& o, std::vector<std::string>
     // card (all of it free), --vram-budget alone behaves as a card of that size.
     if (vram && *vram > 0) {
         req.gpu = DeviceMemory{"GPU (--vram)", *vram, *vram};
-    } else if (!vram && budget && *budget > 0) {
+    } else if (!vram && req.split_gpus.empty() && budget && *budget > 0) {
         req.gpu = DeviceMemory{"GPU (--vram-budget)", *budget, *budget};
-    } else if (!vram) {
+    } else if (!vram && req.split_gpus.empty()) {
         notes.push_back("no --vram given: planned for the CPU only (pass --vram SIZE to plan for a GPU)");
     }
     req.vram_budget = budget.value_or(0);
@@ -98,8 +147,14 @@ CommandRegistration registration(
     [](CLI::App& app) {
         auto o = std::make_shared<PlanOptions>();
         app.add_option("-m,--model", o->model, "GGUF file (first part of a split model)")->required();
-        app.add_option("--vram", o->vram, "GPU memory, e.g. 24GiB (0 or absent: no GPU)");
-        app.add_option("--vram-budget", o->vram_budget, "Use at most this much VRAM, as if the card were this size");
+        app.add_option("--vram", o->vram,
+                       "GPU memory, e.g. 24GiB (0 or absent: no GPU); several (24GiB,12GiB): the model split by "
+                       "layers over that many GPUs");
+        app.add_option("--split-at", o->split_at,
+                       "With several --vram sizes: the first layer of each GPU after the first, e.g. 30 or 16,32 "
+                       "(default: split by capacity)");
+        app.add_option("--vram-budget", o->vram_budget,
+                       "Use at most this much VRAM (of each GPU), as if the card were this size");
         app.add_option("--ram", o->ram, "Host RAM the engine may use (default: MemAvailable of /proc/meminfo)");
         app.add_option("-c,--ctx", o->n_ctx, "Context length in tokens")->capture_default_str()->check(CLI::Range(1, 1 << 24));
         app.add_option("--kv-type", o->kv_type, "KV cache element type: f32, f16, q8_0 or int8")->capture_default_str();

@@ -7,6 +7,10 @@
 // CPU; any N > 0 puts every layer on the GPU — per-layer offload comes with the hybrid placement
 // work. When a GPU is chosen, one line on stderr says which card and why. `--kv-type f16|f32`
 // sets the KV cache's element type wherever the model runs; q8_0 keeps the model on the CPU.
+// `--gpus all|LIST` with `--split layer` (the default when two or more GPUs are listed) splits
+// the model's layers over several GPUs, each planned with its own memory (runtime/gpu_placement.h);
+// `--split-at 24` (or 16,32) fixes the first layer of the second (third...) GPU instead of
+// splitting by capacity. `--split tensor` is refused with the reason (not built yet).
 //
 //   DeviceFlags device;  device.add_to(app);
 //   auto opts = device.options();  if (!opts) return report_failure("run", opts.status().message());
@@ -16,7 +20,9 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "backend/gpu/gpu_model.h"
 #include "device/resolve.h"
@@ -28,8 +34,16 @@ struct DeviceFlags {
     int gpu_layers = -1;  // -1: not given
     int gpu = -1;         // -1: not given; deprecated alias of `--device N`
     std::string kv_type = "f16";
+    std::string gpus;            // --gpus: empty, "all" or a list
+    std::string split = "auto";  // --split: auto (layer with several GPUs), none, layer, tensor
+    std::string split_at;        // --split-at: comma-separated first layers of GPUs 2..n
 
     void add_to(CLI::App& app) {
+        app.add_option("--gpus", gpus,
+                       "Split the model over several GPUs: all, or a comma-separated list (ordinal, pci:BUS-ID or UUID; the first takes the first layers)");
+        app.add_option("--split", split, "How a model is split over --gpus: layer (default with several GPUs), none, or tensor (not built yet)")
+            ->capture_default_str();
+        app.add_option("--split-at", split_at, "With --split layer: the first layer of GPU 2, 3, ... (e.g. 24 or 16,32); default: by each GPU's memory");
         app.add_option("--device", device,
                        "Where the model runs: cpu, gpu, auto, or one GPU by pci:BUS-ID, UUID (GPU-...) or runtime ordinal (`strata devices` lists them)")
             ->capture_default_str();
@@ -47,6 +61,8 @@ struct DeviceFlags {
         o.kv_f16 = kv_type != "f32";
         o.cpu_kv_type = kv_type == "q8_0" ? KvCacheType::Q8_0 : o.kv_f16 ? KvCacheType::F16 : KvCacheType::F32;
 
+        if (!gpus.empty()) return split_options(o);
+        if (!split_at.empty()) return Status::error("--split-at: expected with --gpus (a model split over several GPUs)");
         auto kind = parse_compute_device(device);  // nullopt: an identity (pci:..., GPU-..., 1)
         if (gpu >= 0) {
             if (kind != ComputeDevice::Auto && kind != ComputeDevice::Gpu) {
@@ -76,6 +92,54 @@ struct DeviceFlags {
         // Auto keeps its fallback: an architecture without a GPU forward still runs on the CPU.
         o.device = kind == ComputeDevice::Auto ? ComputeDevice::Auto : ComputeDevice::Gpu;
         o.gpu_ordinal = *r.ordinal;
+        return o;
+    }
+
+private:
+    // --gpus: the listed GPUs, and the layer split over them when there are several.
+    Result<ComputeOptions> split_options(ComputeOptions o) const {
+        if (split != "auto" && split != "none" && split != "layer" && split != "tensor") {
+            return Status::error("--split: expected layer, none or tensor, got {:?}", split);
+        }
+        if (split == "tensor") {
+            return Status::error("--split tensor: sharding heads and experts over GPUs with an all-reduce is not built yet; use --split layer");
+        }
+        if (device != "auto" && device != "gpu") return Status::error("--gpus {} with --device {}: expected one of them", gpus, device);
+        if (!gpu_unavailable_reason().empty()) return Status::error("--gpus {}: {}", gpus, gpu_unavailable_reason());
+        STRATA_ASSIGN_OR_RETURN(std::vector<ResolvedDevice> list, resolve_gpus_on_this_machine(gpus));
+        o.device = ComputeDevice::Gpu;
+        o.gpu_ordinal = *list.front().ordinal;
+        if (list.size() == 1 || split == "none") {
+            if (list.size() > 1) fmt::print(stderr, "strata: --split none: using only the first of --gpus {}\n", gpus);
+            fmt::print(stderr, "{}\n", list.front().explanation);
+            if (!split_at.empty()) return Status::error("--split-at: expected with a layer split over two or more GPUs");
+            return o;
+        }
+        for (const ResolvedDevice& r : list) {
+            fmt::print(stderr, "{}\n", r.explanation);
+            o.split_ordinals.push_back(*r.ordinal);
+        }
+        if (!split_at.empty()) {
+            std::string_view rest = split_at;
+            while (true) {
+                const size_t comma = rest.find(',');
+                const std::string item(rest.substr(0, comma));
+                try {
+                    size_t used = 0;
+                    const long v = std::stol(item, &used);
+                    if (used != item.size() || v <= 0) throw std::invalid_argument(item);
+                    o.split_at.push_back(static_cast<uint32_t>(v));
+                } catch (const std::exception&) {
+                    return Status::error("--split-at {}: expected positive layer numbers separated by commas, got {:?}", split_at, item);
+                }
+                if (comma == std::string_view::npos) break;
+                rest.remove_prefix(comma + 1);
+            }
+            if (o.split_at.size() + 1 != list.size()) {
+                return Status::error("--split-at {}: expected {} layer number(s) for {} GPUs (the first layer of GPU 2 onwards)", split_at,
+                                     list.size() - 1, list.size());
+            }
+        }
         return o;
     }
 };

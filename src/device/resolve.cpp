@@ -117,13 +117,70 @@ Result<ResolvedDevice> resolve_device_flag(const std::vector<GpuDevice>& devices
     return gpu_chosen(devices, *choice->index, flag, fmt::format("named by --device {}", flag), user);
 }
 
-Result<ResolvedDevice> resolve_device_on_this_machine(std::string_view flag) {
+Result<std::vector<ResolvedDevice>> resolve_gpus_flag(const std::vector<GpuDevice>& devices, std::string_view flag,
+                                                      const VisibilityVariables& user) {
+    std::vector<ResolvedDevice> out;
+    if (lower(flag) == "all") {
+        const bool any_discrete = std::any_of(devices.begin(), devices.end(), [](const GpuDevice& d) {
+            return d.usable && d.runtime_ordinal && d.kind == GpuKind::discrete;
+        });
+        for (size_t i = 0; i < devices.size(); ++i) {
+            const GpuDevice& d = devices[i];
+            if (!d.usable || !d.runtime_ordinal || (any_discrete && d.kind != GpuKind::discrete)) continue;
+            STRATA_ASSIGN_OR_RETURN(ResolvedDevice r, gpu_chosen(devices, i, "all", "listed by --gpus all", user));
+            out.push_back(std::move(r));
+        }
+        std::sort(out.begin(), out.end(), [](const ResolvedDevice& a, const ResolvedDevice& b) { return *a.ordinal < *b.ordinal; });
+        if (out.empty()) {
+            return Status::error("--gpus all: expected usable GPUs, got none (see `strata devices`):{}{}", devices_with_reasons(devices),
+                                 visibility_hint(user));
+        }
+        return out;
+    }
+    std::string_view rest = flag;
+    while (true) {
+        const size_t comma = rest.find(',');
+        const std::string item(rest.substr(0, comma));
+        const std::string spec = lower(item);
+        if (spec.empty() || spec == "cpu" || spec == "auto" || spec == "gpu" || spec == "all") {
+            return Status::error("--gpus {}: expected `all` or a comma-separated list of GPUs (ordinal, pci:BUS-ID, UUID), got item {:?}",
+                                 flag, item);
+        }
+        auto choice = select_device(devices, item);
+        if (!choice) return Status::error("--gpus {}: {}{}", flag, choice.status().message(), visibility_hint(user));
+        if (!choice->index) return Status::error("--gpus {}: item {:?} names no GPU", flag, item);
+        STRATA_ASSIGN_OR_RETURN(ResolvedDevice r, gpu_chosen(devices, *choice->index, item, fmt::format("listed by --gpus {}", flag), user));
+        if (!out.empty() && r.vendor != out.front().vendor) {
+            return Status::error("--gpus {}: {} and {} GPUs need two runtimes; one process uses CUDA or HIP, so list GPUs of one vendor",
+                                 flag, vendor_name(out.front().vendor), vendor_name(r.vendor));
+        }
+        out.push_back(std::move(r));
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    return out;
+}
+
+namespace {
+EnumerateOptions this_machine() {
     EnumerateOptions options;
     options.visibility = read_visibility_variables();
     options.classify.archs = compiled_gpu_archs();
     options.classify.archs_origin = "this build";
+    return options;
+}
+}  // namespace
+
+Result<ResolvedDevice> resolve_device_on_this_machine(std::string_view flag) {
+    const EnumerateOptions options = this_machine();
     DeviceListing listing = enumerate_devices(options);
     return resolve_device_flag(listing.devices, flag, options.visibility);
+}
+
+Result<std::vector<ResolvedDevice>> resolve_gpus_on_this_machine(std::string_view flag) {
+    const EnumerateOptions options = this_machine();
+    DeviceListing listing = enumerate_devices(options);
+    return resolve_gpus_flag(listing.devices, flag, options.visibility);
 }
 
 }  // namespace strata

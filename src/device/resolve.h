@@ -44,6 +44,16 @@ Result<ResolvedDevice> resolve_device_flag(const std::vector<GpuDevice>& devices
 // HIP_VISIBLE_DEVICES is unset.
 std::vector<std::string> visibility_in_effect(GpuVendor vendor, const VisibilityVariables& user);
 
+// `--gpus` (a model split over several GPUs): `all` — every usable discrete GPU with a runtime
+// ordinal (every usable GPU when none is discrete), in ordinal order — or a comma-separated list
+// of what --device accepts for one GPU (ordinal, pci:BUS-ID, UUID, name fragment), kept in the
+// order given: the first GPU takes the first layers. A GPU may be listed twice (two shares of
+// one card: how a one-GPU machine tests the split). Fails when an item names no usable GPU, or
+// the GPUs need two runtimes (one process talks to CUDA or to HIP).
+Result<std::vector<ResolvedDevice>> resolve_gpus_flag(const std::vector<GpuDevice>& devices, std::string_view flag,
+                                                      const VisibilityVariables& user);
+Result<std::vector<ResolvedDevice>> resolve_gpus_on_this_machine(std::string_view flag);
+
 // resolve_device_flag() on this machine: every runtime asked, the archs compiled into this binary.
 Result<ResolvedDevice> resolve_device_on_this_machine(std::string_view flag);
 

@@ -70,6 +70,9 @@ struct GpuExpertTierOptions {
     // The cache's starting residents, in this order until the slots run out (hottest_first of a
     // routing profile, `--expert-profile`); slots left over get an equal share of every layer.
     std::vector<ExpertKey> hot_set;
+    // Under --split layer each GPU tiers the experts of its own layers: [layer_begin, layer_end).
+    // Default: every MoE layer of the file.
+    uint32_t layer_begin = 0, layer_end = UINT32_MAX;
     std::shared_ptr<GpuExpertTierStats> stats;  // optional: filled as the tiers run
     std::shared_ptr<std::mutex> stats_mutex;    // guards *stats when another thread reads it
 };

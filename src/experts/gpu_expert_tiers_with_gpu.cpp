@@ -661,7 +661,8 @@ Result<std::unique_ptr<gpu::RoutedExperts>> make_gpu_expert_tiers(const GgufFile
                                                                   const GpuExpertTierOptions& options,
                                                                   GpuExpertTierSummary* summary) {
     STRATA_ASSIGN_OR_RETURN(std::vector<ExpertLayerTensors> layers, expert_tensors_from_gguf(file));
-    if (layers.empty()) return Status::error("{} has no routed experts to tier", file.path());
+    std::erase_if(layers, [&](const ExpertLayerTensors& l) { return l.layer < options.layer_begin || l.layer >= options.layer_end; });
+    if (layers.empty()) return Status::error("{} has no routed experts to tier in layers {}-{}", file.path(), options.layer_begin, options.layer_end);
     if (options.policy != "lru" && options.policy != "lfu")
         return Status::error("--expert-policy: expected lru or lfu, got {:?}", options.policy);
     if (options.miss_lane != "auto" && options.miss_lane != "cpu" && options.miss_lane != "stream")

@@ -36,9 +36,10 @@ uint64_t kv_row_bytes(KvElementType type, uint64_t dim, uint64_t head_dim) {
     return dim * 4;
 }
 
-ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvElementType type) {
+ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvElementType type, uint32_t layer_begin,
+                             uint32_t layer_end) {
     ContextMemory m;
-    for (uint32_t il = 0; il < cfg.n_layer; ++il) {
+    for (uint32_t il = layer_begin; il < std::min(layer_end, cfg.n_layer); ++il) {
         if (cfg.is_recurrent_layer(il)) ++m.recurrent_layers;
         else ++m.attention_layers;
     }

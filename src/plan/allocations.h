@@ -43,7 +43,10 @@ struct ContextMemory {
 // Every attention layer holds n_ctx positions (sliding-window layers too: the cache is not yet a
 // ring, so this is what is allocated). MLA layers (deepseek2) cache one latent row per position,
 // which the config describes as one KV head of key_length / value_length.
-ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvElementType type);
+// layer_begin/layer_end: only the layers [begin, end) (one GPU's share of a layer split); a layer
+// is recurrent or not by its index in the whole model.
+ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvElementType type, uint32_t layer_begin = 0,
+                             uint32_t layer_end = UINT32_MAX);
 
 // The buffers a forward pass of up to n_batch tokens keeps live at once, in bytes. All
 // activations are f32; every term is sized for the largest layer of the model.

@@ -2,13 +2,42 @@
 
 #include <algorithm>
 
+#include "plan/layer_split.h"
 #include "plan/units.h"
 
 namespace strata {
 
 namespace {
 
+// The one GPU of a request without a split (a "split" over one GPU is that GPU).
+const DeviceMemory* single_gpu(const PlanRequest& req) {
+    const DeviceMemory* gpu = req.split_gpus.size() == 1 ? &req.split_gpus[0]
+                              : req.split_gpus.empty() && req.gpu ? &*req.gpu
+                                                                  : nullptr;
+    return gpu && gpu->total_bytes > 0 ? gpu : nullptr;
+}
+
+bool is_split(const PlanRequest& req) { return req.split_gpus.size() >= 2; }
+
+// The vram_* fields of a plan: one GPU's share, or (added up) every share of a split.
+void add_vram(Plan& p, const GpuShare& s) {
+    p.vram_capacity += s.capacity;
+    p.vram_dense += s.dense;
+    p.vram_context += s.context;
+    Workspace& ws = p.vram_workspace;
+    ws.activations += s.workspace.activations;
+    ws.attention += s.workspace.attention;
+    ws.ffn += s.workspace.ffn;
+    ws.logits += s.workspace.logits;
+    ws.expert_staging += s.workspace.expert_staging;
+    p.vram_reserve += s.reserve;
+    p.vram_expert_slots += s.expert_slots;
+    p.vram_unused += s.unused;
+    p.vram_shortfall += s.shortfall;
+}
+
 // The placement alone (no suggestions, no words): what make_plan re-runs to check a suggestion.
+// Problems of a split itself (plan/layer_split.h) are already in p.problems.
 Plan place(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& req) {
     const ModelConfig& cfg = inv.config;
     Plan p;
@@ -18,30 +47,17 @@ Plan place(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& 
     p.weights = w;
     p.context = context_memory(cfg, req.n_ctx, req.kv_type);
     p.expert_slot_bytes = w.expert_slot_bytes;
-    p.has_gpu = req.gpu && req.gpu->total_bytes > 0;
-    const uint64_t all_experts_bytes = w.expert_count * w.expert_slot_bytes;
+    const DeviceMemory* gpu = single_gpu(req);
+    p.has_gpu = gpu || is_split(req);
 
-    if (p.has_gpu) {
-        uint64_t cap = std::min(req.gpu->free_bytes, req.gpu->total_bytes);
-        if (req.vram_budget > 0) cap = std::min(cap, req.vram_budget);
-        p.vram_capacity = cap;
-        p.vram_reserve = req.vram_reserve;
-        p.vram_dense = w.dense_vram_bytes();
-        p.vram_context = p.context.total();
-        // Everything resident needs no copy buffers; otherwise they are part of the fixed share.
-        p.vram_workspace = device_workspace(cfg, w, req.n_batch, false);
-        if (p.vram_fixed() + p.vram_reserve + all_experts_bytes <= cap) {
-            p.vram_expert_slots = w.expert_count;
-        } else {
-            p.vram_workspace = device_workspace(cfg, w, req.n_batch, w.moe_layers > 0);
-            const uint64_t need = p.vram_fixed() + p.vram_reserve;
-            if (need > cap) {
-                p.vram_shortfall = need - cap;
-            } else if (w.expert_slot_bytes > 0) {
-                p.vram_expert_slots = std::min<uint64_t>(w.expert_count, (cap - need) / w.expert_slot_bytes);
-            }
-        }
-        if (p.vram_shortfall == 0) p.vram_unused = cap - p.vram_fixed() - p.vram_reserve - p.vram_experts();
+    if (is_split(req)) {
+        LayerSplit split = split_by_layers(inv, w, req);
+        p.gpu_shares = std::move(split.shares);
+        p.problems = std::move(split.problems);
+        for (const GpuShare& s : p.gpu_shares) add_vram(p, s);
+    } else if (gpu) {
+        add_vram(p, plan_gpu_share(cfg, w, p.context.total(), gpu_capacity(*gpu, req.vram_budget), req.vram_reserve,
+                                   req.n_batch, true));
     }
 
     p.ram_capacity = req.ram_bytes;
@@ -64,7 +80,7 @@ Plan place(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& 
                                                                  static_cast<double>(p.disk_experts) /
                                                                  static_cast<double>(w.expert_count))
                                          : 0;
-    p.fits = p.vram_shortfall == 0 && p.ram_shortfall == 0;
+    p.fits = p.vram_shortfall == 0 && p.ram_shortfall == 0 && p.problems.empty();
     return p;
 }
 
@@ -116,10 +132,13 @@ std::vector<std::string> suggest(const ModelInventory& inv, const ModelWeights& 
             break;
         }
     }
-    // Smaller reserves, when the shortfall is within them.
-    if (p.vram_shortfall > 0 && p.vram_shortfall <= req.vram_reserve) {
+    // Smaller reserves, when the shortfall is within them (the reserve is kept on each GPU of a
+    // split, so the largest shortfall counts).
+    uint64_t worst_shortfall = p.gpu_shares.empty() ? p.vram_shortfall : 0;
+    for (const GpuShare& s : p.gpu_shares) worst_shortfall = std::max(worst_shortfall, s.shortfall);
+    if (worst_shortfall > 0 && worst_shortfall <= req.vram_reserve) {
         PlanRequest r = req;
-        r.vram_reserve = (req.vram_reserve - p.vram_shortfall) / kMiB * kMiB;
+        r.vram_reserve = (req.vram_reserve - worst_shortfall) / kMiB * kMiB;
         if (fits(r)) {
             out.push_back(fmt::format("--vram-reserve {}MiB: a smaller reserve (less headroom for the driver, "
                                       "fragmentation and other programs)",
@@ -138,16 +157,109 @@ std::vector<std::string> suggest(const ModelInventory& inv, const ModelWeights& 
         out.push_back(fmt::format("more RAM: {} more (close other programs, or a machine with more memory)",
                                   b(p.ram_shortfall)));
     }
-    // Without the GPU, if the host can carry everything.
-    if (p.vram_shortfall > 0) {
+    // An explicit split that the split by capacity would fix.
+    if (!req.split_at.empty() && is_split(req)) {
+        PlanRequest r = req;
+        r.split_at.clear();
+        const Plan by_capacity = place(inv, w, r);
+        if (by_capacity.fits) {
+            std::string at;
+            for (size_t i = 1; i < by_capacity.gpu_shares.size(); ++i) {
+                at += (i > 1 ? "," : "") + std::to_string(by_capacity.gpu_shares[i].layer_begin);
+            }
+            out.push_back(fmt::format("--split-at {}: split where each GPU has room (what omitting --split-at does)", at));
+        }
+    }
+    // Without the GPU(s), if the host can carry everything.
+    if (p.vram_shortfall > 0 || is_split(req)) {
         PlanRequest r = req;
         r.gpu.reset();
+        r.split_gpus.clear();
+        r.split_at.clear();
         if (fits(r)) out.push_back("--vram 0: run everything on the CPU (slower, but it fits in RAM)");
+    }
+    if (p.vram_shortfall > 0 && p.gpu_shares.empty()) {
         out.push_back(fmt::format("a larger GPU or budget: this plan needs {} of VRAM", b(p.vram_capacity + p.vram_shortfall)));
+    }
+    for (size_t i = 0; i < p.gpu_shares.size(); ++i) {
+        const GpuShare& s = p.gpu_shares[i];
+        if (s.shortfall == 0) continue;
+        out.push_back(fmt::format("a larger GPU or budget for {}: its layers need {} of VRAM", share_label(s, i),
+                                  b(s.capacity + s.shortfall)));
     }
     out.push_back(fmt::format("a smaller quant of the model: dense weights take {}{}", b(w.dense_bytes),
                               w.expert_bytes ? fmt::format(", experts {}", b(w.expert_bytes)) : std::string()));
     return out;
+}
+
+std::string embedding_in_ram(const ModelWeights& w) {
+    return w.embedding_is_output ? std::string()
+                                 : fmt::format(" (the {} embedding table stays in RAM: a token reads one row)",
+                                               b(w.embedding_bytes));
+}
+
+void explain_one_gpu(Plan& p) {
+    const ModelWeights& w = p.weights;
+    const PlanRequest& req = p.request;
+    auto& e = p.explanation;
+    const Workspace& ws = p.vram_workspace;
+    const DeviceMemory* gpu = single_gpu(req);
+    std::string name = gpu->name.empty() ? std::string("GPU") : gpu->name;
+    e.push_back(fmt::format("{}: the plan may use {}{}.", name, b(p.vram_capacity),
+                            req.vram_budget > 0 ? fmt::format(" (--vram-budget {})", b(req.vram_budget)) : std::string()));
+    e.push_back(fmt::format("Reserved first in VRAM: dense weights {}{}, KV cache and state {}, workspaces {} for "
+                            "batches of {} (activations {}, attention {}, FFN {}, logits {}{}).",
+                            b(p.vram_dense), embedding_in_ram(w), b(p.vram_context), b(ws.total()), req.n_batch,
+                            b(ws.activations), b(ws.attention), b(ws.ffn), b(ws.logits),
+                            ws.expert_staging ? fmt::format(", expert copy buffers {}", b(ws.expert_staging))
+                                              : std::string()));
+    e.push_back(fmt::format("Then the reserve: {} kept free for the driver, fragmentation and other programs.",
+                            b(p.vram_reserve)));
+    if (w.expert_count > 0 && p.vram_shortfall == 0) {
+        e.push_back(fmt::format("The expert cache takes the rest: {} slots of {} (one expert of one layer: gate, up "
+                                "and down) = {}, holding {} of {} experts ({}).",
+                                p.vram_expert_slots, b(p.expert_slot_bytes), b(p.vram_experts()), p.vram_expert_slots,
+                                w.expert_count, percent(p.vram_expert_share())));
+    }
+}
+
+// One line per GPU of a layer split, each planned like a single GPU for its layers.
+void explain_split(Plan& p) {
+    const ModelWeights& w = p.weights;
+    const PlanRequest& req = p.request;
+    auto& e = p.explanation;
+    e.push_back(fmt::format("Split by layers over {} GPUs ({}): each holds its layers' dense weights, KV cache and "
+                            "expert cache, a batch's activations pass from one to the next, and the output head and "
+                            "logits are on the last{}{}.",
+                            p.gpu_shares.size(), req.split_at.empty() ? "by capacity" : "at --split-at",
+                            embedding_in_ram(w),
+                            req.vram_budget > 0 ? fmt::format("; --vram-budget {} on each", b(req.vram_budget))
+                                                : std::string()));
+    for (size_t i = 0; i < p.gpu_shares.size(); ++i) {
+        const GpuShare& s = p.gpu_shares[i];
+        std::string experts;
+        if (s.shortfall > 0) {
+            experts = fmt::format("{} short", b(s.shortfall));
+        } else if (s.expert_count > 0) {
+            experts = fmt::format("expert cache {} slots ({}) for its {} experts ({})", s.expert_slots,
+                                  b(s.expert_slots * p.expert_slot_bytes), s.expert_count,
+                                  percent(static_cast<double>(s.expert_slots) / static_cast<double>(s.expert_count)));
+        } else {
+            experts = "no routed experts";
+        }
+        e.push_back(fmt::format("{}: may use {}; dense weights {}, KV cache and state {}, workspaces {}{}, reserve {}; "
+                                "{}.",
+                                share_label(s, i), b(s.capacity), b(s.dense), b(s.context), b(s.workspace.total()),
+                                s.workspace.expert_staging
+                                    ? fmt::format(" (expert copy buffers {})", b(s.workspace.expert_staging))
+                                    : std::string(),
+                                b(s.reserve), experts));
+    }
+    if (w.expert_count > 0 && p.vram_shortfall == 0) {
+        e.push_back(fmt::format("The expert caches together: {} slots of {} = {}, holding {} of {} experts ({}).",
+                                p.vram_expert_slots, b(p.expert_slot_bytes), b(p.vram_experts()), p.vram_expert_slots,
+                                w.expert_count, percent(p.vram_expert_share())));
+    }
 }
 
 void explain(const ModelConfig& cfg, Plan& p) {
@@ -179,29 +291,10 @@ void explain(const ModelConfig& cfg, Plan& p) {
     if (!p.has_gpu) {
         e.push_back(fmt::format("No GPU: dense weights ({}), KV cache and workspaces ({}) stay in RAM.", b(w.dense_bytes),
                                 b(p.ram_workspace)));
+    } else if (p.gpu_shares.empty()) {
+        explain_one_gpu(p);
     } else {
-        const Workspace& ws = p.vram_workspace;
-        std::string name = req.gpu->name.empty() ? std::string("GPU") : req.gpu->name;
-        e.push_back(fmt::format("{}: the plan may use {}{}.", name, b(p.vram_capacity),
-                                req.vram_budget > 0 ? fmt::format(" (--vram-budget {})", b(req.vram_budget)) : std::string()));
-        e.push_back(fmt::format("Reserved first in VRAM: dense weights {}{}, KV cache and state {}, workspaces {} for "
-                                "batches of {} (activations {}, attention {}, FFN {}, logits {}{}).",
-                                b(p.vram_dense),
-                                w.embedding_is_output ? std::string()
-                                                      : fmt::format(" (the {} embedding table stays in RAM: a token reads one row)",
-                                                                    b(w.embedding_bytes)),
-                                b(p.vram_context), b(ws.total()), req.n_batch, b(ws.activations), b(ws.attention),
-                                b(ws.ffn), b(ws.logits),
-                                ws.expert_staging ? fmt::format(", expert copy buffers {}", b(ws.expert_staging))
-                                                  : std::string()));
-        e.push_back(fmt::format("Then the reserve: {} kept free for the driver, fragmentation and other programs.",
-                                b(p.vram_reserve)));
-        if (w.expert_count > 0 && p.vram_shortfall == 0) {
-            e.push_back(fmt::format("The expert cache takes the rest: {} slots of {} (one expert of one layer: gate, up "
-                                    "and down) = {}, holding {} of {} experts ({}).",
-                                    p.vram_expert_slots, b(p.expert_slot_bytes), b(p.vram_experts()), p.vram_expert_slots,
-                                    w.expert_count, percent(p.vram_expert_share())));
-        }
+        explain_split(p);
     }
     if (w.expert_count > 0 && p.fits) {
         if (p.vram_expert_slots == w.expert_count) {
@@ -261,12 +354,24 @@ std::vector<MemorySegment> Plan::ram_segments() const {
 
 Plan make_plan(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& req) {
     Plan p = place(inv, w, req);
-    if (p.vram_shortfall > 0) {
+    // One GPU's shortfall: "VRAM: ..." alone, "GPU 1 (name, layers 24–47): ..." in a split.
+    auto vram_problem = [&](const std::string& who, uint64_t dense, uint64_t context, uint64_t workspace,
+                            uint64_t reserve, uint64_t capacity, uint64_t shortfall) {
+        const uint64_t fixed = dense + context + workspace;
         p.problems.push_back(fmt::format(
-            "VRAM: what is allocated before the expert cache needs {} (dense weights {} + KV cache {} + workspaces {}) "
+            "{}: what is allocated before the expert cache needs {} (dense weights {} + KV cache {} + workspaces {}) "
             "plus the {} reserve = {}, but the plan may use {}: {} short",
-            b(p.vram_fixed()), b(p.vram_dense), b(p.vram_context), b(p.vram_workspace.total()), b(p.vram_reserve),
-            b(p.vram_fixed() + p.vram_reserve), b(p.vram_capacity), b(p.vram_shortfall)));
+            who, b(fixed), b(dense), b(context), b(workspace), b(reserve), b(fixed + reserve), b(capacity), b(shortfall)));
+    };
+    if (p.gpu_shares.empty() && p.vram_shortfall > 0) {
+        vram_problem("VRAM", p.vram_dense, p.vram_context, p.vram_workspace.total(), p.vram_reserve, p.vram_capacity,
+                     p.vram_shortfall);
+    }
+    for (size_t i = 0; i < p.gpu_shares.size(); ++i) {
+        const GpuShare& s = p.gpu_shares[i];
+        if (s.shortfall > 0) {
+            vram_problem(share_label(s, i), s.dense, s.context, s.workspace.total(), s.reserve, s.capacity, s.shortfall);
+        }
     }
     if (p.ram_shortfall > 0) {
         p.problems.push_back(fmt::format("RAM: {} ({}workspaces {}) plus the {} reserve = {}, but {} is available: {} short",

@@ -16,7 +16,9 @@
 //   req.gpu = DeviceMemory{"RTX 4090", 24 * kGiB, 23 * kGiB};
 //   req.ram_bytes = 64 * kGiB;
 //   Plan plan = make_plan(inventory, weights, req);
-//   if (!plan.fits()) for (auto& s : plan.suggestions) puts(s.c_str());
+//   if (!plan.fits) for (auto& s : plan.suggestions) puts(s.c_str());
+// Several GPUs (req.split_gpus) split the model by layers: each is planned by the same rules for
+// the layers it holds (plan/layer_split.h), and plan.gpu_shares says who holds what.
 
 #include <cstdint>
 #include <optional>
@@ -47,6 +49,27 @@ struct PlanRequest {
     int64_t n_ctx = 4096;
     KvElementType kv_type = KvElementType::F16;
     int64_t n_batch = 512;             // tokens per forward pass (prompt chunks, verify windows)
+    // --split layer: the GPUs in layer order (two or more; `gpu` is then ignored). vram_budget and
+    // vram_reserve apply to each GPU separately.
+    std::vector<DeviceMemory> split_gpus;
+    // Explicit split points: the first layer of GPUs 1..n-1 (n-1 strictly increasing values in
+    // 1..n_layer-1). Empty: split by capacity (plan/layer_split.h).
+    std::vector<uint32_t> split_at;
+};
+
+// One GPU's part of a layer split.
+struct GpuShare {
+    std::string name;                         // DeviceMemory::name
+    uint32_t layer_begin = 0, layer_end = 0;  // its layers: [begin, end)
+    uint64_t capacity = 0;                    // min(free, total, budget)
+    uint64_t dense = 0;       // dense weights of its layers (+ output head and norm on the last GPU)
+    uint64_t context = 0;     // KV cache and recurrent state of its layers
+    Workspace workspace;      // a whole batch passes through every GPU; logits only on the last
+    uint64_t reserve = 0;
+    uint64_t expert_count = 0;  // routed experts of its layers
+    uint64_t expert_slots = 0;  // ... of them cached in its VRAM (== expert_count: all resident)
+    uint64_t unused = 0, shortfall = 0;
+    uint64_t fixed() const { return dense + context + workspace.total(); }
 };
 
 // A labelled part of a memory bar.
@@ -77,6 +100,10 @@ struct Plan {
     uint64_t vram_experts() const { return vram_expert_slots * expert_slot_bytes; }
     uint64_t vram_unused = 0;     // left over (less than one slot, or no experts to hold)
     uint64_t vram_shortfall = 0;  // > 0: how much more VRAM the fixed part + reserve need
+    // Layer split: one entry per GPU, in layer order; the vram_* fields above are then the sums over
+    // the GPUs (vram_capacity, vram_dense, vram_context, vram_workspace field by field, vram_reserve,
+    // vram_expert_slots, vram_unused, vram_shortfall). Empty for one GPU or none.
+    std::vector<GpuShare> gpu_shares;
 
     // Host RAM.
     uint64_t ram_capacity = 0;

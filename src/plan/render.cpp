@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "plan/layer_split.h"
 #include "plan/units.h"
 
 namespace strata {
@@ -32,35 +33,74 @@ uint64_t sum_bytes(const std::vector<MemorySegment>& segs) {
     return total;
 }
 
-std::string segment_detail(const Plan& plan, const MemorySegment& s, bool vram) {
+// A memory drawn as one bar: the one GPU's VRAM, a GPU of a layer split, or the host's RAM.
+struct Bar {
+    std::string title;    // "VRAM", "GPU 1", "RAM"
+    std::string caption;  // after the size: "RTX 3090, layers 24–47" (a split's GPU)
+    uint64_t capacity = 0;
+    std::vector<MemorySegment> segments;
+    uint64_t experts_held = 0, experts_of = 0;  // for the legend of the expert segment
+};
+
+std::vector<MemorySegment> share_segments(const GpuShare& s, uint64_t slot_bytes) {
+    return {{"dense", "dense weights", s.dense},
+            {"kv", "KV cache", s.context},
+            {"workspace", "workspaces", s.workspace.total()},
+            {"experts", "expert slots", s.expert_slots * slot_bytes},
+            {"reserve", "reserve", s.reserve},
+            {"free", "unused", s.unused}};
+}
+
+// The VRAM bars (one per GPU of a split, one for a single GPU, none without) and the RAM bar.
+std::vector<Bar> bars_of(const Plan& plan) {
+    std::vector<Bar> bars;
+    for (size_t i = 0; i < plan.gpu_shares.size(); ++i) {
+        const GpuShare& s = plan.gpu_shares[i];
+        bars.push_back({fmt::format("GPU {}", i), s.name.empty() ? share_layers(s) : s.name + ", " + share_layers(s),
+                        s.capacity, share_segments(s, plan.expert_slot_bytes), s.expert_slots, s.expert_count});
+    }
+    if (plan.has_gpu && plan.gpu_shares.empty()) {
+        bars.push_back({"VRAM", "", plan.vram_capacity, plan.vram_segments(), plan.vram_expert_slots,
+                        plan.weights.expert_count});
+    }
+    bars.push_back({"RAM", "", plan.ram_capacity, plan.ram_segments(), plan.ram_arena_experts, plan.weights.expert_count});
+    return bars;
+}
+
+std::string segment_detail(const Bar& bar, const MemorySegment& s) {
     if (s.key != "experts") return {};
-    const uint64_t n = vram ? plan.vram_expert_slots : plan.ram_arena_experts;
-    const double share = vram ? plan.vram_expert_share() : plan.ram_expert_share();
-    return fmt::format("  {} of {} experts ({:.1f}%)", n, plan.weights.expert_count, share * 100.0);
+    const double share = bar.experts_of ? static_cast<double>(bar.experts_held) / static_cast<double>(bar.experts_of) : 0;
+    return fmt::format("  {} of {} experts ({:.1f}%)", bar.experts_held, bar.experts_of, share * 100.0);
+}
+
+// "needs 30.00 GiB of 24.00 GiB" when over-full, else the capacity.
+std::string bar_size(const Bar& bar) {
+    const uint64_t need = sum_bytes(bar.segments);
+    return need > bar.capacity ? fmt::format("needs {} of {}", format_bytes(need), format_bytes(bar.capacity))
+                               : format_bytes(bar.capacity);
 }
 
 // One bar with its legend. The bar spans the larger of capacity and what the segments need, so an
 // over-full plan shows how far past the capacity it reaches ('|' marks the capacity).
-void draw_bar(std::string& out, const Plan& plan, const char* title, uint64_t capacity,
-              const std::vector<MemorySegment>& segs, int width, bool vram) {
+void draw_bar(std::string& out, const Bar& b, int width) {
     std::vector<uint64_t> bytes;
-    for (const auto& s : segs) bytes.push_back(s.bytes);
-    const uint64_t need = sum_bytes(segs);
-    const uint64_t span = std::max(need, capacity);
+    for (const auto& s : b.segments) bytes.push_back(s.bytes);
+    const uint64_t need = sum_bytes(b.segments);
+    const uint64_t span = std::max(need, b.capacity);
     std::vector<int> widths = bar_widths(bytes, width);
     std::string bar;
-    for (size_t i = 0; i < segs.size(); ++i) bar.append(static_cast<size_t>(widths[i]), style_of(segs[i].key).glyph);
-    if (need > capacity && span > 0) {
-        const size_t at = static_cast<size_t>(static_cast<double>(capacity) / static_cast<double>(span) * width);
+    for (size_t i = 0; i < b.segments.size(); ++i) {
+        bar.append(static_cast<size_t>(widths[i]), style_of(b.segments[i].key).glyph);
+    }
+    if (need > b.capacity && span > 0) {
+        const size_t at = static_cast<size_t>(static_cast<double>(b.capacity) / static_cast<double>(span) * width);
         bar.insert(std::min(at, bar.size()), "|");
     }
-    out += fmt::format("{:<5} [{}] {}\n", title, bar,
-                       need > capacity ? fmt::format("needs {} of {}", format_bytes(need), format_bytes(capacity))
-                                       : format_bytes(capacity));
-    for (const auto& s : segs) {
+    out += fmt::format("{:<5} [{}] {}{}\n", b.title, bar, bar_size(b), b.caption.empty() ? "" : " — " + b.caption);
+    for (const auto& s : b.segments) {
         if (s.bytes == 0) continue;
         out += fmt::format("        {} {:<16}{:>11}{}\n", style_of(s.key).glyph, s.label, format_bytes(s.bytes),
-                           segment_detail(plan, s, vram));
+                           segment_detail(b, s));
     }
 }
 
@@ -121,12 +161,8 @@ std::vector<int> bar_widths(const std::vector<uint64_t>& bytes, int width) {
 
 std::string render_plan_text(const Plan& plan, int bar_width) {
     std::string out = "strata plan: " + header_line(plan) + "\n\n";
-    if (plan.has_gpu) {
-        draw_bar(out, plan, "VRAM", plan.vram_capacity, plan.vram_segments(), bar_width, true);
-    } else {
-        out += "VRAM   none: everything runs on the CPU\n";
-    }
-    draw_bar(out, plan, "RAM", plan.ram_capacity, plan.ram_segments(), bar_width, false);
+    if (!plan.has_gpu) out += "VRAM   none: everything runs on the CPU\n";
+    for (const Bar& bar : bars_of(plan)) draw_bar(out, bar, bar_width);
     if (plan.weights.expert_count > 0) {
         out += fmt::format("disk   {} of experts ({} of {}, {:.1f}%) read through the mapped file when used\n",
                            format_bytes(plan.disk_expert_bytes), plan.disk_experts, plan.weights.expert_count,
@@ -157,14 +193,15 @@ std::string render_plan_svg(const Plan& plan) {
     body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"14\" fill=\"{}\">{}</text>\n", kBarX, y,
                         plan.fits ? "#2e7d32" : "#c62828", plan.fits ? "FITS" : "DOES NOT FIT");
     y += 16;
-    auto draw = [&](const std::string& title, uint64_t capacity, const std::vector<MemorySegment>& segs, bool vram) {
+    auto draw = [&](const Bar& bar) {
+        const std::vector<MemorySegment>& segs = bar.segments;
+        const uint64_t capacity = bar.capacity;
         const uint64_t need = sum_bytes(segs);
         const double span = static_cast<double>(std::max(need, capacity));
         y += 22;
         body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">{} — {}</text>\n", kBarX, y,
-                            xml_escape(title),
-                            need > capacity ? fmt::format("needs {} of {}", format_bytes(need), format_bytes(capacity))
-                                            : format_bytes(capacity));
+                            xml_escape(bar.caption.empty() ? bar.title : bar.title + " — " + bar.caption),
+                            bar_size(bar));
         y += 8;
         double x = kBarX;
         for (const auto& s : segs) {
@@ -194,15 +231,14 @@ std::string render_plan_svg(const Plan& plan) {
             y += 17;
             body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", kBarX, y - 11,
                                 style_of(s.key).color);
-            const std::string detail = segment_detail(plan, s, vram);  // SVG collapses its leading spaces
+            const std::string detail = segment_detail(bar, s);  // SVG collapses its leading spaces
             body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\">{}: {}{}</text>\n", kBarX + 18, y,
                                 xml_escape(s.label), format_bytes(s.bytes),
                                 detail.empty() ? std::string() : " —" + xml_escape(detail));
         }
         y += 8;
     };
-    if (plan.has_gpu) draw("VRAM", plan.vram_capacity, plan.vram_segments(), true);
-    draw("RAM", plan.ram_capacity, plan.ram_segments(), false);
+    for (const Bar& bar : bars_of(plan)) draw(bar);
     if (plan.weights.expert_count > 0) {
         y += 22;
         body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\">disk: {} of experts ({} of {}) read through the "
@@ -250,6 +286,14 @@ nlohmann::ordered_json plan_to_json(const Plan& p) {
                     {"vram_budget", r.vram_budget}, {"vram_reserve", r.vram_reserve}, {"ram_bytes", r.ram_bytes},
                     {"ram_reserve", r.ram_reserve}, {"ctx", r.n_ctx}, {"kv_type", kv_type_name(r.kv_type)},
                     {"batch", r.n_batch}};
+    if (!r.split_gpus.empty()) {
+        json gpus = json::array();
+        for (const DeviceMemory& g : r.split_gpus) {
+            gpus.push_back({{"name", g.name}, {"total_bytes", g.total_bytes}, {"free_bytes", g.free_bytes}});
+        }
+        j["request"]["split_gpus"] = gpus;
+        j["request"]["split_at"] = r.split_at;
+    }
     j["weights"] = {{"total_bytes", w.total_bytes}, {"dense_bytes", w.dense_bytes},
                     {"embedding_bytes", w.embedding_bytes}, {"embedding_is_output", w.embedding_is_output},
                     {"expert_bytes", w.expert_bytes}, {"moe_layers", w.moe_layers},
@@ -270,6 +314,18 @@ nlohmann::ordered_json plan_to_json(const Plan& p) {
                      {"shortfall", p.vram_shortfall}};
     } else {
         j["vram"] = nullptr;
+    }
+    // A layer split: each GPU's share (empty for one GPU or none); "vram" above holds the sums.
+    j["gpus"] = json::array();
+    for (const GpuShare& s : p.gpu_shares) {
+        const Workspace& ws = s.workspace;
+        j["gpus"].push_back({{"name", s.name}, {"layer_begin", s.layer_begin}, {"layer_end", s.layer_end},
+                             {"capacity", s.capacity}, {"dense", s.dense}, {"context", s.context},
+                             {"workspace", {{"activations", ws.activations}, {"attention", ws.attention},
+                                            {"ffn", ws.ffn}, {"logits", ws.logits},
+                                            {"expert_staging", ws.expert_staging}, {"total", ws.total()}}},
+                             {"reserve", s.reserve}, {"expert_count", s.expert_count},
+                             {"expert_slots", s.expert_slots}, {"unused", s.unused}, {"shortfall", s.shortfall}});
     }
     j["ram"] = {{"capacity", p.ram_capacity},
                 {"segments", segments(p.ram_segments())},

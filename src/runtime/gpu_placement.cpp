@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "backend/gpu/device_runtime.h"
 #include "backend/gpu/gpu_routed_experts.h"
 #include "experts/expert_profile.h"
@@ -10,6 +13,21 @@
 namespace strata {
 
 std::string GpuPlacement::describe() const {
+    if (!plan.gpu_shares.empty()) {
+        std::string line = fmt::format("placement: layers split over {} GPUs", plan.gpu_shares.size());
+        for (size_t i = 0; i < plan.gpu_shares.size(); ++i) {
+            const GpuShare& s = plan.gpu_shares[i];
+            line += fmt::format("\n  {}: layers {}-{}, ", s.name, s.layer_begin, s.layer_end - 1);
+            line += s.expert_slots >= s.expert_count
+                        ? std::string("every weight of its layers in VRAM")
+                        : fmt::format("{} of its {} experts cached in VRAM, the rest computed from RAM", s.expert_slots,
+                                      s.expert_count);
+            if (i < share_summaries.size() && share_summaries[i] && share_summaries[i]->slot_bytes) {
+                line += "\n    " + share_summaries[i]->describe();
+            }
+        }
+        return line;
+    }
     if (!tiered) return "placement: every weight in VRAM";
     std::string line = fmt::format("placement: {} of {} experts cached in VRAM ({:.1f}%), the rest computed from RAM",
                                    cache_slots, plan.weights.expert_count,
@@ -20,9 +38,104 @@ std::string GpuPlacement::describe() const {
     return line;
 }
 
+namespace {
+
+std::string plan_refusal(const Plan& plan, const GgufFile& file) {
+    std::string why = "the memory plan does not fit:";
+    for (const auto& p : plan.problems) why += " " + p;
+    for (const auto& s : plan.suggestions) why += " Suggestion: " + s;
+    return fmt::format("{} (see `strata plan -m {}`)", why, file.path());
+}
+
+// The tier options every GPU shares (policy, lane, profile, statistics); slots and layers are per GPU.
+Result<GpuExpertTierOptions> tier_options(const GgufFile& file, const ModelConfig& config, const GpuPlacementRequest& request,
+                                          GpuPlacement& placement) {
+    GpuExpertTierOptions tier;
+    // The plan sized the staging ring when it found the experts too many for VRAM; a forced tiering
+    // (--expert-slots on a card they fit) takes the same ring the planner would have reserved.
+    tier.staging_slots = 2 * staging_slots_per_half(config);
+    tier.policy = request.expert_policy;
+    tier.miss_lane = request.miss_lane;
+    if (!request.expert_profile.empty()) {
+        STRATA_ASSIGN_OR_RETURN(ExpertProfileModel who, expert_profile_model(file));
+        STRATA_ASSIGN_OR_RETURN(ExpertProfile profile, load_expert_profile(request.expert_profile, who));
+        tier.hot_set = hottest_first(profile);
+    }
+    placement.stats = std::make_shared<GpuExpertTierStats>();
+    placement.stats_mutex = std::make_shared<std::mutex>();
+    tier.stats = placement.stats;
+    tier.stats_mutex = placement.stats_mutex;
+    return tier;
+}
+
+RoutedExpertsFactory tiers_factory(const GpuExpertTierOptions& tier, std::shared_ptr<GpuExpertTierSummary> summary) {
+    return [tier, summary](const GgufFile& f, gpu::GpuContext& ctx) { return make_gpu_expert_tiers(f, ctx, tier, summary.get()); };
+}
+
+// --split layer: every GPU planned with its own memory; one ordinal listed k times gives each of
+// its shares 1/k of the card's free memory (a one-GPU machine testing the split).
+Result<GpuPlacement> place_on_gpus(const GgufFile& file, ComputeOptions& options, const GpuPlacementRequest& request) {
+    GpuPlacement placement;
+    STRATA_ASSIGN_OR_RETURN(ModelInventory inventory, inventory_from_gguf(file));
+    STRATA_ASSIGN_OR_RETURN(ModelWeights weights, summarize_weights(inventory));
+    PlanRequest req;
+    for (int ordinal : options.split_ordinals) {
+        uint64_t free_bytes = 0, total_bytes = 0;
+        if (!gpu::device_memory(ordinal, &free_bytes, &total_bytes)) {
+            return Status::error("--gpus: GPU {} is not usable here (see `strata devices`)", ordinal);
+        }
+        const auto repeats = static_cast<uint64_t>(std::count(options.split_ordinals.begin(), options.split_ordinals.end(), ordinal));
+        std::string name = fmt::format("GPU {}", ordinal);
+        if (repeats > 1) name += fmt::format(" (1/{} of the card)", repeats);
+        req.split_gpus.push_back(DeviceMemory{name, total_bytes / repeats, free_bytes / repeats});
+    }
+    req.split_at = options.split_at;
+    req.vram_budget = request.vram_budget;
+    req.vram_reserve = request.vram_reserve;
+    auto ram = host_available_ram();
+    req.ram_bytes = ram ? *ram : 0;
+    req.n_ctx = request.n_ctx;
+    req.kv_type = options.kv_f16 ? KvElementType::F16 : KvElementType::F32;
+    req.n_batch = request.n_batch;
+    placement.plan = make_plan(inventory, weights, req);
+    const Plan& plan = placement.plan;
+    if (!plan.fits) return Status::error("{}", plan_refusal(plan, file));
+    STRATA_CHECK(plan.gpu_shares.size() == options.split_ordinals.size(), "the plan has one share per GPU of --gpus");
+
+    std::optional<GpuExpertTierOptions> tier;
+    options.layer_split.clear();
+    for (size_t i = 0; i < plan.gpu_shares.size(); ++i) {
+        const GpuShare& s = plan.gpu_shares[i];
+        GpuLayerShare share{options.split_ordinals[i], s.layer_begin, s.layer_end, request.vram_budget, nullptr};
+        std::shared_ptr<GpuExpertTierSummary> summary;
+        // --expert-slots: this many cache slots on each GPU instead of the plan's (tests).
+        const uint64_t slots = request.expert_slots >= 0 ? std::min<uint64_t>(s.expert_count, static_cast<uint64_t>(request.expert_slots))
+                                                         : s.expert_slots;
+        if (slots < s.expert_count || (request.force_tiers && s.expert_count > 0)) {
+            if (!tier) {
+                STRATA_ASSIGN_OR_RETURN(tier, tier_options(file, inventory.config, request, placement));
+            }
+            GpuExpertTierOptions mine = *tier;
+            mine.cache_slots = slots;
+            mine.layer_begin = s.layer_begin, mine.layer_end = s.layer_end;
+            summary = std::make_shared<GpuExpertTierSummary>();
+            share.routed_experts = tiers_factory(mine, summary);
+            placement.tiered = true;
+        }
+        placement.cache_slots += slots;
+        placement.share_summaries.push_back(summary);
+        options.layer_split.push_back(std::move(share));
+    }
+    options.vram_budget = request.vram_budget;
+    return placement;
+}
+
+}  // namespace
+
 Result<GpuPlacement> place_on_gpu(const GgufFile& file, ComputeOptions& options, const GpuPlacementRequest& request) {
     GpuPlacement placement;
     if (options.device == ComputeDevice::Cpu) return placement;
+    if (options.split_ordinals.size() >= 2) return place_on_gpus(file, options, request);
     uint64_t free_bytes = 0, total_bytes = 0;
     if (!gpu::device_memory(options.gpu_ordinal, &free_bytes, &total_bytes)) return placement;  // load_model_on says why
 
@@ -47,37 +160,14 @@ Result<GpuPlacement> place_on_gpu(const GgufFile& file, ComputeOptions& options,
 
     const bool all_fit = plan.vram_expert_slots >= weights.expert_count;
     if (all_fit && !request.force_tiers) return placement;
-    if (!plan.fits && request.expert_slots < 0) {
-        std::string why = "the memory plan does not fit:";
-        for (const auto& p : plan.problems) why += " " + p;
-        for (const auto& s : plan.suggestions) why += " Suggestion: " + s;
-        return Status::error("{} (see `strata plan -m {}`)", why, file.path());
-    }
+    if (!plan.fits && request.expert_slots < 0) return Status::error("{}", plan_refusal(plan, file));
     placement.tiered = true;
     placement.cache_slots = request.expert_slots >= 0 ? static_cast<uint64_t>(request.expert_slots)
                                                       : std::min<uint64_t>(plan.vram_expert_slots, weights.expert_count);
-    placement.stats = std::make_shared<GpuExpertTierStats>();
-    placement.stats_mutex = std::make_shared<std::mutex>();
     placement.summary = std::make_shared<GpuExpertTierSummary>();
-
-    GpuExpertTierOptions tier;
+    STRATA_ASSIGN_OR_RETURN(GpuExpertTierOptions tier, tier_options(file, inventory.config, request, placement));
     tier.cache_slots = placement.cache_slots;
-    // The plan sized the staging ring when it found the experts too many for VRAM; a forced tiering
-    // (--expert-slots on a card they fit) takes the same ring the planner would have reserved.
-    tier.staging_slots = 2 * staging_slots_per_half(inventory.config);
-    tier.policy = request.expert_policy;
-    tier.miss_lane = request.miss_lane;
-    if (!request.expert_profile.empty()) {
-        STRATA_ASSIGN_OR_RETURN(ExpertProfileModel who, expert_profile_model(file));
-        STRATA_ASSIGN_OR_RETURN(ExpertProfile profile, load_expert_profile(request.expert_profile, who));
-        tier.hot_set = hottest_first(profile);
-    }
-    tier.stats = placement.stats;
-    tier.stats_mutex = placement.stats_mutex;
-    auto summary = placement.summary;
-    options.routed_experts = [tier, summary](const GgufFile& f, gpu::GpuContext& ctx) {
-        return make_gpu_expert_tiers(f, ctx, tier, summary.get());
-    };
+    options.routed_experts = tiers_factory(tier, placement.summary);
     return placement;
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "backend/gpu/gpu_model.h"
 #include "core/status.h"
@@ -29,7 +30,7 @@ struct GpuPlacementRequest {
     int64_t n_batch = 512;
     std::string expert_policy = "lru";   // see GpuExpertTierOptions
     std::string miss_lane = "auto";
-    int64_t expert_slots = -1;           // >= 0: this many cache slots instead of the plan's (tests)
+    int64_t expert_slots = -1;           // >= 0: this many cache slots (on each GPU of a split) instead of the plan's (tests)
     bool force_tiers = false;            // tier the experts even when they all fit (tests)
     std::string expert_profile;          // a `strata profile` file: its hottest experts start in VRAM
 };
@@ -37,17 +38,23 @@ struct GpuPlacementRequest {
 struct GpuPlacement {
     Plan plan;
     bool tiered = false;
-    uint64_t cache_slots = 0;
+    uint64_t cache_slots = 0;  // over every GPU of a layer split
     // Filled while the model runs (tiered only); read under *stats_mutex.
     std::shared_ptr<GpuExpertTierStats> stats;
     std::shared_ptr<std::mutex> stats_mutex;
     std::shared_ptr<GpuExpertTierSummary> summary;  // filled when the tiers are made (at load)
+    // --split layer: one summary per GPU whose experts are tiered (in the plan's GPU order), null
+    // for a GPU that holds all of its layers' experts.
+    std::vector<std::shared_ptr<GpuExpertTierSummary>> share_summaries;
     std::string describe() const;
 };
 
 // Plans the model on options.gpu_ordinal's card and, when the experts must be tiered, sets
 // options.vram_budget and options.routed_experts so that load_model_on follows the plan. Does
 // nothing for CPU runs and models without routed experts (tiered stays false).
+// With options.split_ordinals (--gpus with --split layer) it plans every GPU with its own memory
+// and sets options.layer_split: each GPU's layers, budget and, where its layers' experts do not
+// all fit, its own expert tiers. A plan that does not fit is refused, for dense models too.
 Result<GpuPlacement> place_on_gpu(const GgufFile& file, ComputeOptions& options, const GpuPlacementRequest& request);
 
 }  // namespace strata

@@ -67,4 +67,16 @@ if err=$("$strata" run -m "$model" -p "x" -n 1 --device cpu --gpu 0 2>&1 >/dev/n
 [[ $err == *"expected one of them, got both"* ]] || fail "conflict message: $err"
 err=$("$strata" bench -m "$model" -p 8 -n 2 -r 1 --gpu 0 2>&1 >/dev/null) || true
 [[ $err == *"--gpu is deprecated: use --device 0"* ]] || fail "--gpu must say it is deprecated: $err"
+
+# Several GPUs: flags that cannot work are refused with the reason, before anything loads.
+expect_error() {  # <expected fragment> <run args...>
+  local want=$1 err
+  shift
+  if err=$("$strata" run -m "$model" -p "x" -n 1 "$@" 2>&1 >/dev/null); then fail "run $* must fail"; fi
+  [[ $err == *"$want"* ]] || fail "run $*: expected \"$want\", got: $err"
+}
+expect_error "--split tensor: sharding heads and experts over GPUs with an all-reduce is not built yet" --gpus 0,1 --split tensor
+expect_error "--split: expected layer, none or tensor" --gpus 0,1 --split rows
+expect_error "--split-at: expected with --gpus" --split-at 4
+expect_error "--gpus 0,1 with --device cpu: expected one of them" --gpus 0,1 --device cpu
 echo PASS

@@ -197,5 +197,62 @@ TEST(ResolveDevice, VisibilityInEffectFollowsHipPrecedence) {
     EXPECT_TRUE(visibility_in_effect(GpuVendor::amd, {}).empty());
 }
 
+// Two H200s both visible, CUDA ordinals 0 (bus 0a) and 1 (bus 1b).
+std::vector<GpuDevice> two_h200() {
+    auto devices = merge_devices({nvidia("cuda", "0000:0a:00.0", 0, "NVIDIA H200", 140, "GPU-aaaaaaaa-1111-2222-3333-444444444444"),
+                                  nvidia("cuda", "0000:1b:00.0", 1, "NVIDIA H200", 140, "GPU-bbbbbbbb-1111-2222-3333-444444444444")});
+    classify_devices(devices, {ArchSet::parse("sm_90"), "this build"});
+    return devices;
+}
+
+std::vector<int> ordinals(const std::vector<ResolvedDevice>& list) {
+    std::vector<int> out;
+    for (const auto& r : list) out.push_back(r.ordinal.value_or(-1));
+    return out;
+}
+
+TEST(ResolveGpus, AllListsEveryUsableDiscreteGpuInOrdinalOrder) {
+    auto r = resolve_gpus_flag(two_h200(), "all", {});
+    ASSERT_TRUE(r) << r.status().message();
+    EXPECT_EQ(ordinals(*r), (std::vector<int>{0, 1}));
+    EXPECT_TRUE(contains(r->front().explanation, "listed by --gpus all")) << r->front().explanation;
+
+    // The desktop's iGPU is not usable: `all` is the discrete card alone.
+    test::ScratchDir dir;
+    auto desk = resolve_gpus_flag(desktop(dir.root()), "all", {});
+    ASSERT_TRUE(desk) << desk.status().message();
+    EXPECT_EQ(ordinals(*desk), (std::vector<int>{1}));
+}
+
+TEST(ResolveGpus, ListsKeepTheirOrderAndMayRepeatACard) {
+    const auto devices = two_h200();
+    auto r = resolve_gpus_flag(devices, "1,pci:0000:0a:00.0", {});
+    ASSERT_TRUE(r) << r.status().message();
+    EXPECT_EQ(ordinals(*r), (std::vector<int>{1, 0}));
+    auto twice = resolve_gpus_flag(devices, "0,0", {});
+    ASSERT_TRUE(twice) << twice.status().message();
+    EXPECT_EQ(ordinals(*twice), (std::vector<int>{0, 0}));
+    auto uuid = resolve_gpus_flag(devices, "GPU-bbbbbbbb,0", {});
+    ASSERT_TRUE(uuid) << uuid.status().message();
+    EXPECT_EQ(ordinals(*uuid), (std::vector<int>{1, 0}));
+}
+
+TEST(ResolveGpus, BadItemsAreNamed) {
+    const auto devices = two_h200();
+    for (const char* flag : {"0,cpu", "0,,1", "auto", ""}) {
+        auto r = resolve_gpus_flag(devices, flag, {});
+        ASSERT_FALSE(r) << flag;
+        EXPECT_TRUE(contains(r.status().message(), "expected `all` or a comma-separated list")) << r.status().message();
+    }
+    auto unknown = resolve_gpus_flag(devices, "0,7", {});
+    ASSERT_FALSE(unknown);
+    EXPECT_TRUE(contains(unknown.status().message(), "--gpus 0,7")) << unknown.status().message();
+    EXPECT_TRUE(contains(unknown.status().message(), "got no match")) << unknown.status().message();
+    test::ScratchDir dir;
+    auto none = resolve_gpus_flag({}, "all", {});
+    ASSERT_FALSE(none);
+    EXPECT_TRUE(contains(none.status().message(), "expected usable GPUs, got none")) << none.status().message();
+}
+
 }  // namespace
 }  // namespace strata

@@ -344,4 +344,28 @@ void memset_async(void* device_dst, int value, uint64_t bytes, void* stream) {
     if (bytes) STRATA_GPU_CHECK(vendor::memset_async(device_dst, value, bytes, as_stream(stream)));
 }
 
+bool enable_peer_access(int ordinal, int peer) {
+    if (ordinal == peer) return true;
+    int can = 0;
+    if (!vendor::ok(vendor::can_access_peer(&can, ordinal, peer)) || !can) {
+        static_cast<void>(vendor::last_error());
+        return false;
+    }
+    STRATA_GPU_CHECK(vendor::set_device(ordinal));
+    if (!vendor::ok(vendor::enable_peer_access(peer))) {
+        static_cast<void>(vendor::last_error());
+        return false;
+    }
+    return true;
+}
+
+void copy_peer_async(void* dst, int dst_ordinal, const void* src, int src_ordinal, uint64_t bytes, void* stream) {
+    if (!bytes) return;
+    if (dst_ordinal == src_ordinal) {
+        STRATA_GPU_CHECK(vendor::copy_d2d_async(dst, src, bytes, as_stream(stream)));
+    } else {
+        STRATA_GPU_CHECK(vendor::copy_peer_async(dst, dst_ordinal, src, src_ordinal, bytes, as_stream(stream)));
+    }
+}
+
 }  // namespace strata::gpu

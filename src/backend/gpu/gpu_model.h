@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "gguf/reader.h"
@@ -33,6 +34,14 @@ class RoutedExperts;
 using RoutedExpertsFactory =
     std::function<Result<std::unique_ptr<gpu::RoutedExperts>>(const GgufFile&, gpu::GpuContext&)>;
 
+// One GPU's part of a model split by layers (--split layer), as the memory plan decided it.
+struct GpuLayerShare {
+    int ordinal = 0;                         // the runtime's device number
+    uint32_t layer_begin = 0, layer_end = 0; // its layers: [begin, end)
+    uint64_t vram_budget = 0;                // as ComputeOptions::vram_budget, for this GPU
+    RoutedExpertsFactory routed_experts = nullptr;  // set: its layers' experts are tiered
+};
+
 struct ComputeOptions {
     ComputeDevice device = ComputeDevice::Cpu;
     int gpu_ordinal = 0;       // the runtime's device number
@@ -45,6 +54,14 @@ struct ComputeOptions {
     uint64_t vram_budget = 0;
     // Set: routed experts are not uploaded with the model; this factory's object holds them.
     RoutedExpertsFactory routed_experts = nullptr;
+    // --gpus with --split layer: the GPUs to split the model over, in layer order (runtime
+    // ordinals; one ordinal twice gives two shares of one card, which is how a one-GPU machine
+    // tests the split), and --split-at's explicit first layers of GPUs 2..n (empty: by capacity).
+    std::vector<int> split_ordinals = {};
+    std::vector<uint32_t> split_at = {};
+    // Set by the placement (runtime/gpu_placement.h) from the plan: each GPU's layers. Empty: the
+    // model runs on gpu_ordinal alone.
+    std::vector<GpuLayerShare> layer_split = {};
 };
 
 std::optional<ComputeDevice> parse_compute_device(std::string_view name);  // "cpu" | "gpu" | "auto"

@@ -60,6 +60,20 @@ inline Error copy_d2d_async(void* dst, const void* src, size_t bytes, Stream s) 
     return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s);
 }
 inline Error memset_async(void* dst, int value, size_t bytes, Stream s) { return cudaMemsetAsync(dst, value, bytes, s); }
+// Device → device across GPUs: direct when peer access is enabled, else staged by the runtime.
+inline Error copy_peer_async(void* dst, int dst_device, const void* src, int src_device, size_t bytes, Stream s) {
+    return cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, s);
+}
+inline Error can_access_peer(int* can, int device, int peer) { return cudaDeviceCanAccessPeer(can, device, peer); }
+// From the current device; enabling twice is not an error.
+inline Error enable_peer_access(int peer) {
+    const Error e = cudaDeviceEnablePeerAccess(peer, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        static_cast<void>(cudaGetLastError());
+        return cudaSuccess;
+    }
+    return e;
+}
 // Several host → device copies in one call (one driver entry instead of one per copy); the
 // copies may run in any order among themselves, in stream order as a whole.
 inline Error copy_h2d_batch_async(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, Stream s) {

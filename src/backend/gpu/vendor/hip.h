@@ -65,6 +65,18 @@ inline Error copy_d2d_async(void* dst, const void* src, size_t bytes, Stream s) 
     return hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, s);
 }
 inline Error memset_async(void* dst, int value, size_t bytes, Stream s) { return hipMemsetAsync(dst, value, bytes, s); }
+inline Error copy_peer_async(void* dst, int dst_device, const void* src, int src_device, size_t bytes, Stream s) {
+    return hipMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, s);
+}
+inline Error can_access_peer(int* can, int device, int peer) { return hipDeviceCanAccessPeer(can, device, peer); }
+inline Error enable_peer_access(int peer) {
+    const Error e = hipDeviceEnablePeerAccess(peer, 0);
+    if (e == hipErrorPeerAccessAlreadyEnabled) {
+        static_cast<void>(hipGetLastError());
+        return hipSuccess;
+    }
+    return e;
+}
 // Several host → device copies (HIP has no batch entry point: one call each).
 inline Error copy_h2d_batch_async(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, Stream s) {
     for (size_t i = 0; i < count; ++i) {
