@@ -1,6 +1,9 @@
 // Device discovery, the caching pool and the op context (backend/gpu/device_runtime.h).
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <set>
+#include <utility>
 
 #include "backend/gpu/device_runtime.h"
 #include "backend/gpu/vendor/runtime.h"
@@ -344,6 +347,13 @@ void memset_async(void* device_dst, int value, uint64_t bytes, void* stream) {
     if (bytes) STRATA_GPU_CHECK(vendor::memset_async(device_dst, value, bytes, as_stream(stream)));
 }
 
+namespace {
+// The (device, peer) pairs whose peer access this process enabled: copies between them are plain
+// device-to-device copies (UVA resolves the devices), which a graph capture accepts.
+std::mutex peer_mutex;
+std::set<std::pair<int, int>> peer_pairs;
+}  // namespace
+
 bool enable_peer_access(int ordinal, int peer) {
     if (ordinal == peer) return true;
     int can = 0;
@@ -356,14 +366,21 @@ bool enable_peer_access(int ordinal, int peer) {
         static_cast<void>(vendor::last_error());
         return false;
     }
+    std::lock_guard lock(peer_mutex);
+    peer_pairs.emplace(ordinal, peer);
     return true;
 }
 
 void copy_peer_async(void* dst, int dst_ordinal, const void* src, int src_ordinal, uint64_t bytes, void* stream) {
     if (!bytes) return;
-    if (dst_ordinal == src_ordinal) {
+    bool direct = dst_ordinal == src_ordinal;
+    if (!direct) {
+        std::lock_guard lock(peer_mutex);
+        direct = peer_pairs.count({dst_ordinal, src_ordinal}) > 0;
+    }
+    if (direct) {
         STRATA_GPU_CHECK(vendor::copy_d2d_async(dst, src, bytes, as_stream(stream)));
-    } else {
+    } else {  // staged through host memory by the runtime; not capturable (no graphs then)
         STRATA_GPU_CHECK(vendor::copy_peer_async(dst, dst_ordinal, src, src_ordinal, bytes, as_stream(stream)));
     }
 }

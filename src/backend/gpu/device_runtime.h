@@ -257,6 +257,8 @@ void memset_async(void* device_dst, int value, uint64_t bytes, void* stream);
 bool enable_peer_access(int ordinal, int peer);
 // Device memory of one GPU to another's (or within one), queued on `stream`, a stream of the
 // destination's device; ordered after earlier work on it only (make it wait on the source's event).
+// Between GPUs whose peer access is enabled (or within one) the copy can be captured in a graph;
+// a copy staged through host memory cannot.
 void copy_peer_async(void* dst, int dst_ordinal, const void* src, int src_ordinal, uint64_t bytes, void* stream);
 
 }  // namespace strata::gpu

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "backend/gpu/gpu_decode_graph.h"
 #include "backend/gpu/gpu_model.h"
@@ -104,7 +105,8 @@ public:
         // The tiers' host work and the profiler's events cannot be replayed. Several shares are
         // one graph: the later shares' streams join the capture through the boundary events.
         const bool tiered = std::any_of(shares_.begin(), shares_.end(), [](const auto& sh) { return sh->routed() != nullptr; });
-        if (!tiered && !first.profiling()) {
+        // A graph needs every boundary copy to be a direct one (peer access on).
+        if (!tiered && !first.profiling() && (shares_.size() == 1 || peer_access_)) {
             decode_graph_ = std::make_unique<gpu::DecodeGraph>(first.ctx(), config_.n_vocab);
         }
         return Status::ok();
@@ -120,7 +122,13 @@ public:
         if (shares_.size() == 1) {
             return fmt::format("{}, {:.2f} GiB of weights in VRAM", describe(*shares_[0]), static_cast<double>(bytes) / (1 << 30));
         }
-        std::string out = fmt::format("layers split over {} GPUs:", shares_.size());
+        std::vector<int> cards;
+        for (const auto& share : shares_) {
+            if (std::find(cards.begin(), cards.end(), share->ordinal()) == cards.end()) cards.push_back(share->ordinal());
+        }
+        std::string out = cards.size() == shares_.size()
+                              ? fmt::format("layers split over {} GPUs:", shares_.size())
+                              : fmt::format("layers split into {} shares over {} GPU(s):", shares_.size(), cards.size());
         for (const auto& share : shares_) {
             out += fmt::format(" [GPU {} {}: layers {}-{}, {:.2f} GiB of weights]", share->ordinal(), describe(*share),
                                share->layer_begin(), share->layer_end() - 1,
@@ -195,8 +203,9 @@ private:
         if (expect != n_layer) {
             return Status::error("--split layer: the GPUs hold layers 0-{} of {}", static_cast<int64_t>(expect) - 1, n_layer);
         }
-        // The next share reads the previous one's activations; peer access makes that a direct copy.
-        peer_access_ = true;
+        // The next share reads the previous one's activations, and the first share the last one's
+        // logits; peer access makes those direct copies.
+        peer_access_ = gpu::enable_peer_access(shares_.front()->ordinal(), shares_.back()->ordinal());
         for (size_t s = 1; s < shares_.size(); ++s) {
             peer_access_ = gpu::enable_peer_access(shares_[s]->ordinal(), shares_[s - 1]->ordinal()) && peer_access_;
         }
