@@ -6,6 +6,7 @@
 
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
+#include "core/fp16.h"
 #include "core/thread_pool.h"
 
 namespace strata::test {
@@ -13,16 +14,22 @@ namespace {
 
 #if STRATA_HAS_GPU
 
-// Exact reference: weights dequantized by the scalar reference, products summed in double.
-std::vector<float> exact_matmul(const HostWeight& w, int64_t matrix, const std::vector<float>& x, int64_t n_tokens) {
+// Exact reference: weights dequantized by the scalar reference, products summed in double. With
+// `f16`, both operands are first rounded to f16 (round to nearest even), as the tensor-core
+// kernel stores them: what is left to differ is the f32 summation.
+std::vector<float> exact_matmul(const HostWeight& w, int64_t matrix, const std::vector<float>& x, int64_t n_tokens,
+                                bool f16 = false) {
     const int64_t n_in = w.view.ne[0], n_out = w.view.ne[1];
+    const auto round = [f16](float v) { return f16 ? fp16_to_fp32(fp32_to_fp16(v)) : v; };
     std::vector<float> row(static_cast<size_t>(n_in)), y(static_cast<size_t>(n_tokens * n_out));
     for (int64_t o = 0; o < n_out; ++o) {
         quant_traits(w.view.type).dequantize_row(w.view.matrix(matrix) + static_cast<uint64_t>(o) * w.view.row_bytes,
                                                  row.data(), n_in);
         for (int64_t t = 0; t < n_tokens; ++t) {
             double s = 0.0;
-            for (int64_t i = 0; i < n_in; ++i) s += static_cast<double>(row[static_cast<size_t>(i)]) * x[static_cast<size_t>(t * n_in + i)];
+            for (int64_t i = 0; i < n_in; ++i) {
+                s += static_cast<double>(round(row[static_cast<size_t>(i)])) * round(x[static_cast<size_t>(t * n_in + i)]);
+            }
             y[static_cast<size_t>(t * n_out + o)] = static_cast<float>(s);
         }
     }
@@ -64,14 +71,18 @@ TEST_F(GpuOps, MatmulEveryTypeAndShape) {
             std::vector<float> want(static_cast<size_t>(s.n_tokens * s.n_out));
             cpu_matmul(w.view, s.matrix, x.data(), s.n_tokens, want.data(), cpu);
             float* y = device_zeros<float>(want.size());
-            gpu::gpu_matmul(to_device(w), s.matrix, to_device(x), s.n_tokens, y, ctx());
+            const gpu::DeviceWeight dw = to_device(w);
+            gpu::gpu_matmul(dw, s.matrix, to_device(x), s.n_tokens, y, ctx());
             const std::vector<float> got = from_device(y, want.size());
-            const std::string name = fmt::format("matmul {} [{}, {}]x{} n={}", tensor_type_name(type), s.n_in, s.n_out,
-                                                 s.n_matrices, s.n_tokens);
-            // The CPU op quantizes activations to the weight's dot type (Q8_0/Q8_K/F16): ~1e-5.
+            const bool f16 = s.n_tokens >= gpu::kGpuTiledMinTokens && gpu::gpu_tiled_matmul_f16(dw, ctx());
+            const std::string name = fmt::format("matmul {} [{}, {}]x{} n={}{}", tensor_type_name(type), s.n_in, s.n_out,
+                                                 s.n_matrices, s.n_tokens, f16 ? " (f16 tensor cores)" : "");
+            // The CPU op quantizes activations to the weight's dot type (Q8_0/Q8_K/F16): ~1e-5;
+            // rounding both operands to f16 adds about as much.
             EXPECT_NMSE(name + " vs cpu", got, want, 5e-4);
-            // Against the exact product only f32 summation order differs.
-            EXPECT_NMSE(name + " vs exact", got, exact_matmul(w, s.matrix, x, s.n_tokens), 1e-10);
+            // Against the exact product (of the f16-rounded operands on tensor cores) only the f32
+            // summation differs.
+            EXPECT_NMSE(name + " vs exact", got, exact_matmul(w, s.matrix, x, s.n_tokens, f16), 1e-10);
         }
     }
 }

@@ -162,6 +162,10 @@ constexpr int kGpuMatmulColumns = 8;
 // tokens, MoE plans whose tiles are this wide (gpu_moe_tile_columns).
 constexpr int kGpuTiledColumns = 64;
 constexpr int64_t kGpuTiledMinTokens = 32;
+// Whether prompt batches through `w` run on tensor cores (CUDA sm_70+, any weight type but F32;
+// off with STRATA_GPU_TENSOR_CORES=0): weights and activations rounded to f16, sums in f32.
+// Otherwise the tiled kernel multiplies in f32.
+bool gpu_tiled_matmul_f16(const DeviceWeight& w, const GpuContext& ctx);
 // The tile width a MoE plan of n_pairs pairs over n_expert experts should use: wide tiles once
 // the average expert gets enough pairs to fill a good part of one.
 int gpu_moe_tile_columns(int64_t n_pairs, int64_t n_expert, const DeviceWeight& gate_up, const DeviceWeight& down);

@@ -5,8 +5,8 @@
 // block, however many columns use it) while the other half stage the activations, then every
 // thread accumulates a 4 × 4 register tile. The row-per-warp kernel of ops_matmul.cu dequantizes
 // each weight once per 8 columns and reads activations from global memory, which is what made
-// prompt processing ~20× slower than this. Plain FMA arithmetic, so one source serves CUDA and HIP
-// (tensor-core paths per vendor are the next step).
+// prompt processing ~20× slower than this. Plain FMA arithmetic, so one source serves CUDA and HIP;
+// on CUDA GPUs with tensor cores ops_matmul_tensor_cores.cu takes these tiles instead.
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/kernels/common.cuh"
 #include "backend/gpu/kernels/dequant.cuh"
@@ -106,6 +106,7 @@ bool tiled_matmul_fits(const DeviceWeight& w) { return w.ne[0] % kTiledK == 0 &&
 void launch_matmul_tiled(const DeviceWeight& w, const float* x, float* y, const Columns& cols, int64_t grid_y,
                          GpuContext& ctx) {
     if (grid_y <= 0) return;
+    if (launch_matmul_tensor_cores(w, x, y, cols, grid_y, ctx)) return;
     const dim3 grid(grid_for(w.ne[1], kTileRows), static_cast<unsigned>(grid_y));
     dispatch_weight_type(w.type, [&](auto tag) {
         matmul_tiled_kernel<decltype(tag)::value><<<grid, kTileThreads, 0, stream_of(ctx)>>>(

@@ -63,6 +63,10 @@ constexpr int kTiledK = 64;
 bool tiled_matmul_fits(const DeviceWeight& w);
 void launch_matmul_tiled(const DeviceWeight& w, const float* x, float* y, const Columns& cols, int64_t grid_y,
                          GpuContext& ctx);
+// The same tiles on tensor cores (ops_matmul_tensor_cores.cu); false, and nothing queued, where
+// gpu_tiled_matmul_f16 says no.
+bool launch_matmul_tensor_cores(const DeviceWeight& w, const float* x, float* y, const Columns& cols, int64_t grid_y,
+                                GpuContext& ctx);
 
 // Decode and small batches with int8 activations (ops_matvec_q8.cu): tiles of up to
 // kGpuMatmulColumns columns, as the float row-per-warp kernel.
