@@ -36,4 +36,9 @@ struct CommandRegistration {
 // Prints "strata <command>: <message>" to stderr and returns the exit code for failures (1).
 int report_failure(const std::string& command, const std::string& message);
 
+// The command line this process was started with (main sets it): what a command needs to run the
+// process again (cli/self_rerun.h).
+void set_process_arguments(int argc, char** argv);
+const std::vector<std::string>& process_arguments();
+
 }  // namespace strata::cli

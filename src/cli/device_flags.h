@@ -11,6 +11,8 @@
 // the model's layers over several GPUs, each planned with its own memory (runtime/gpu_placement.h);
 // `--split-at 24` (or 16,32) fixes the first layer of the second (third...) GPU instead of
 // splitting by capacity. `--split tensor` is refused with the reason (not built yet).
+// Once the card(s) are chosen, the process runs itself again with CUDA_VISIBLE_DEVICES /
+// HIP_VISIBLE_DEVICES naming only them (device/self_visibility.h), unless the user set one.
 //
 //   DeviceFlags device;  device.add_to(app);
 //   auto opts = device.options();  if (!opts) return report_failure("run", opts.status().message());
@@ -18,14 +20,19 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "backend/gpu/gpu_model.h"
+#include "cli/self_rerun.h"
 #include "device/resolve.h"
+#include "device/self_visibility.h"
 
 namespace strata::cli {
 
@@ -83,12 +90,16 @@ struct DeviceFlags {
             return o;
         }
         std::string spec = gpu >= 0 ? std::to_string(gpu) : kind == ComputeDevice::Gpu ? "gpu" : device;
-        STRATA_ASSIGN_OR_RETURN(ResolvedDevice r, resolve_device_on_this_machine(spec));
-        fmt::print(stderr, "{}\n", r.explanation);
+        const std::optional<SelfVisibility> self = self_rerun();
+        if (self) spec = self->cards.front();  // the card the first run chose, by PCI bus id
+        const MachineDevices machine = list_this_machine();
+        STRATA_ASSIGN_OR_RETURN(ResolvedDevice r, resolve_device_flag(machine.devices, spec, machine.visibility));
         if (!r.index) {
+            fmt::print(stderr, "{}\n", r.explanation);
             o.device = ComputeDevice::Cpu;
             return o;
         }
+        announce(machine, {r}, self);
         // Auto keeps its fallback: an architecture without a GPU forward still runs on the CPU.
         o.device = kind == ComputeDevice::Auto ? ComputeDevice::Auto : ComputeDevice::Gpu;
         o.gpu_ordinal = *r.ordinal;
@@ -96,6 +107,34 @@ struct DeviceFlags {
     }
 
 private:
+    // This process's marker when Strata re-ran it for its chosen card(s) (device/self_visibility.h).
+    static std::optional<SelfVisibility> self_rerun() {
+        const char* marker = std::getenv(kSelfVisibilityMarker);
+        return marker ? parse_self_visibility_marker(marker) : std::nullopt;
+    }
+
+    // Says which card(s) were chosen and why; in a first run, narrows the runtime to them by
+    // running the process again with the visibility variable set (does not return then).
+    static void announce(const MachineDevices& machine, const std::vector<ResolvedDevice>& chosen,
+                         const std::optional<SelfVisibility>& self) {
+        if (self) {
+            for (const ResolvedDevice& r : chosen) {
+                fmt::print(stderr, "strata: the runtime sees only the chosen card(s) ({}={}, set by Strata for itself): {} is GPU {} here\n",
+                           self->variable, self->value, machine.devices[*r.index].pci->to_string(), *r.ordinal);
+            }
+            return;
+        }
+        const auto plan = self_visibility_disabled() ? std::nullopt : visibility_for_self(machine.devices, chosen, machine.visibility);
+        for (size_t i = 0; i < chosen.size(); ++i) {
+            const bool last = i + 1 == chosen.size();
+            fmt::print(stderr, "{}{}\n", chosen[i].explanation,
+                       plan && last ? fmt::format("; running again with {}={} so the runtime opens only the chosen card(s)",
+                                                  plan->variable, plan->value)
+                                    : std::string());
+        }
+        if (plan) rerun_with_visibility(*plan);
+    }
+
     // --gpus: the listed GPUs, and the layer split over them when there are several.
     Result<ComputeOptions> split_options(ComputeOptions o) const {
         if (split != "auto" && split != "none" && split != "layer" && split != "tensor") {
@@ -106,19 +145,23 @@ private:
         }
         if (device != "auto" && device != "gpu") return Status::error("--gpus {} with --device {}: expected one of them", gpus, device);
         if (!gpu_unavailable_reason().empty()) return Status::error("--gpus {}: {}", gpus, gpu_unavailable_reason());
-        STRATA_ASSIGN_OR_RETURN(std::vector<ResolvedDevice> list, resolve_gpus_on_this_machine(gpus));
+        const std::optional<SelfVisibility> self = self_rerun();
+        std::string spec = gpus;
+        if (self) spec = fmt::format("{}", fmt::join(self->cards, ","));  // as the first run chose them
+        const MachineDevices machine = list_this_machine();
+        STRATA_ASSIGN_OR_RETURN(std::vector<ResolvedDevice> list, resolve_gpus_flag(machine.devices, spec, machine.visibility));
+        if (list.size() > 1 && split == "none") {
+            fmt::print(stderr, "strata: --split none: using only the first of --gpus {}\n", gpus);
+            list.resize(1);
+        }
+        announce(machine, list, self);
         o.device = ComputeDevice::Gpu;
         o.gpu_ordinal = *list.front().ordinal;
-        if (list.size() == 1 || split == "none") {
-            if (list.size() > 1) fmt::print(stderr, "strata: --split none: using only the first of --gpus {}\n", gpus);
-            fmt::print(stderr, "{}\n", list.front().explanation);
+        if (list.size() == 1) {
             if (!split_at.empty()) return Status::error("--split-at: expected with a layer split over two or more GPUs");
             return o;
         }
-        for (const ResolvedDevice& r : list) {
-            fmt::print(stderr, "{}\n", r.explanation);
-            o.split_ordinals.push_back(*r.ordinal);
-        }
+        for (const ResolvedDevice& r : list) o.split_ordinals.push_back(*r.ordinal);
         if (!split_at.empty()) {
             std::string_view rest = split_at;
             while (true) {

@@ -16,10 +16,21 @@ int report_failure(const std::string& command, const std::string& message) {
     return 1;
 }
 
+namespace {
+std::vector<std::string>& arguments() {
+    static std::vector<std::string> args;
+    return args;
+}
+}  // namespace
+
+void set_process_arguments(int argc, char** argv) { arguments().assign(argv, argv + argc); }
+const std::vector<std::string>& process_arguments() { return arguments(); }
+
 }  // namespace strata::cli
 
 int main(int argc, char** argv) {
     using namespace strata::cli;
+    set_process_arguments(argc, argv);
     CLI::App app{"Strata: Mixture-of-Experts inference beyond VRAM"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "strata 0.1.0");

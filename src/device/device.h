@@ -78,6 +78,9 @@ struct VisibilityVariables {
     std::optional<std::string> cuda_visible_devices;
     std::optional<std::string> hip_visible_devices;
     std::optional<std::string> rocr_visible_devices;
+    // The one of them Strata set for itself (device/self_visibility.h), not the user: it still
+    // filters the listing, but is explained as Strata's choice.
+    std::optional<std::string> set_by_strata = std::nullopt;
 };
 
 }  // namespace strata

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "device/gpu_arch.h"
+#include "device/self_visibility.h"
 
 #include "device/sysfs_linux.h"
 #include "device/windows_amd.h"
@@ -48,7 +49,11 @@ VisibilityVariables read_visibility_variables() {
         const char* v = std::getenv(name);
         return v ? std::optional<std::string>(v) : std::nullopt;
     };
-    return {get("CUDA_VISIBLE_DEVICES"), get("HIP_VISIBLE_DEVICES"), get("ROCR_VISIBLE_DEVICES")};
+    VisibilityVariables v{get("CUDA_VISIBLE_DEVICES"), get("HIP_VISIBLE_DEVICES"), get("ROCR_VISIBLE_DEVICES")};
+    if (auto marker = get(kSelfVisibilityMarker)) {
+        if (auto self = parse_self_visibility_marker(*marker)) v.set_by_strata = self->variable;
+    }
+    return v;
 }
 
 DeviceListing enumerate_devices(const EnumerateOptions& options) {

@@ -65,6 +65,12 @@ Result<ResolvedDevice> gpu_chosen(const std::vector<GpuDevice>& devices, size_t 
         r.explanation += fmt::format("; {} set by you is respected, so ordinal {} counts within the GPUs it leaves visible", fmt::join(set, " and "),
                                      *d.runtime_ordinal);
     }
+    if (user.set_by_strata) {
+        const std::optional<std::string>& value = *user.set_by_strata == "HIP_VISIBLE_DEVICES" ? user.hip_visible_devices
+                                                                                             : user.cuda_visible_devices;
+        r.explanation += fmt::format("; Strata set {}={} for itself, so the runtime opens only the chosen card(s)",
+                                     *user.set_by_strata, value.value_or(""));
+    }
     if (d.ordinal_predicted) r.explanation += "; the ordinal is predicted from the KFD node order (no HIP runtime answered)";
     return r;
 }
@@ -80,7 +86,7 @@ ResolvedDevice on_cpu(std::string explanation) {
 std::vector<std::string> visibility_in_effect(GpuVendor vendor, const VisibilityVariables& user) {
     std::vector<std::string> out;
     auto add = [&](const char* name, const std::optional<std::string>& v) {
-        if (v) out.push_back(fmt::format("{}={}", name, *v));
+        if (v && user.set_by_strata != name) out.push_back(fmt::format("{}={}", name, *v));
     };
     if (vendor == GpuVendor::nvidia) {
         add("CUDA_VISIBLE_DEVICES", user.cuda_visible_devices);
@@ -171,16 +177,19 @@ EnumerateOptions this_machine() {
 }
 }  // namespace
 
-Result<ResolvedDevice> resolve_device_on_this_machine(std::string_view flag) {
+MachineDevices list_this_machine() {
     const EnumerateOptions options = this_machine();
-    DeviceListing listing = enumerate_devices(options);
-    return resolve_device_flag(listing.devices, flag, options.visibility);
+    return MachineDevices{enumerate_devices(options).devices, options.visibility};
+}
+
+Result<ResolvedDevice> resolve_device_on_this_machine(std::string_view flag) {
+    const MachineDevices m = list_this_machine();
+    return resolve_device_flag(m.devices, flag, m.visibility);
 }
 
 Result<std::vector<ResolvedDevice>> resolve_gpus_on_this_machine(std::string_view flag) {
-    const EnumerateOptions options = this_machine();
-    DeviceListing listing = enumerate_devices(options);
-    return resolve_gpus_flag(listing.devices, flag, options.visibility);
+    const MachineDevices m = list_this_machine();
+    return resolve_gpus_flag(m.devices, flag, m.visibility);
 }
 
 }  // namespace strata

@@ -54,6 +54,14 @@ Result<std::vector<ResolvedDevice>> resolve_gpus_flag(const std::vector<GpuDevic
                                                       const VisibilityVariables& user);
 Result<std::vector<ResolvedDevice>> resolve_gpus_on_this_machine(std::string_view flag);
 
+// This machine's GPUs as --device and --gpus see them: every runtime asked, the archs compiled
+// into this binary, the visibility variables in effect.
+struct MachineDevices {
+    std::vector<GpuDevice> devices;
+    VisibilityVariables visibility;
+};
+MachineDevices list_this_machine();
+
 // resolve_device_flag() on this machine: every runtime asked, the archs compiled into this binary.
 Result<ResolvedDevice> resolve_device_on_this_machine(std::string_view flag);
 

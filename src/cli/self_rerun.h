@@ -1,0 +1,19 @@
+#pragma once
+// Runs this `strata` process again with the vendor's visibility variable set for the GPU(s) it
+// chose (device/self_visibility.h): same arguments, same environment plus the variable and the
+// marker. Returns only when that cannot be done (Windows, where the process keeps every card
+// open; /proc/self/exe missing; exec refused), after saying why on stderr — the run then goes on
+// with the cards as they are numbered now.
+//
+//   if (auto plan = visibility_for_self(devices, chosen, user)) rerun_with_visibility(*plan);
+
+#include "device/self_visibility.h"
+
+namespace strata::cli {
+
+void rerun_with_visibility(const SelfVisibility& visibility);
+
+// STRATA_NO_SELF_VISIBILITY=1: keep every card visible (to debug, or to compare).
+bool self_visibility_disabled();
+
+}  // namespace strata::cli
