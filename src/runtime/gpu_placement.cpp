@@ -40,6 +40,17 @@ std::string GpuPlacement::describe() const {
 
 namespace {
 
+// What every plan of a placement shares: budget and reserve (per GPU), RAM, context, KV type, batch.
+void fill_plan_request(const ComputeOptions& options, const GpuPlacementRequest& request, PlanRequest& req) {
+    req.vram_budget = request.vram_budget;
+    req.vram_reserve = request.vram_reserve;
+    auto ram = host_available_ram();
+    req.ram_bytes = ram ? *ram : 0;
+    req.n_ctx = request.n_ctx;
+    req.kv_type = options.kv_f16 ? KvElementType::F16 : KvElementType::F32;
+    req.n_batch = request.n_batch;
+}
+
 std::string plan_refusal(const Plan& plan, const GgufFile& file) {
     std::string why = "the memory plan does not fit:";
     for (const auto& p : plan.problems) why += " " + p;
@@ -90,13 +101,7 @@ Result<GpuPlacement> place_on_gpus(const GgufFile& file, ComputeOptions& options
         req.split_gpus.push_back(DeviceMemory{name, total_bytes / repeats, free_bytes / repeats});
     }
     req.split_at = options.split_at;
-    req.vram_budget = request.vram_budget;
-    req.vram_reserve = request.vram_reserve;
-    auto ram = host_available_ram();
-    req.ram_bytes = ram ? *ram : 0;
-    req.n_ctx = request.n_ctx;
-    req.kv_type = options.kv_f16 ? KvElementType::F16 : KvElementType::F32;
-    req.n_batch = request.n_batch;
+    fill_plan_request(options, request, req);
     placement.plan = make_plan(inventory, weights, req);
     const Plan& plan = placement.plan;
     if (!plan.fits) return Status::error("{}", plan_refusal(plan, file));
@@ -147,13 +152,7 @@ Result<GpuPlacement> place_on_gpu(const GgufFile& file, ComputeOptions& options,
     }
     PlanRequest req;
     req.gpu = DeviceMemory{"GPU " + std::to_string(options.gpu_ordinal), total_bytes, free_bytes};
-    req.vram_budget = request.vram_budget;
-    req.vram_reserve = request.vram_reserve;
-    auto ram = host_available_ram();
-    req.ram_bytes = ram ? *ram : 0;
-    req.n_ctx = request.n_ctx;
-    req.kv_type = options.kv_f16 ? KvElementType::F16 : KvElementType::F32;
-    req.n_batch = request.n_batch;
+    fill_plan_request(options, request, req);
     placement.plan = make_plan(inventory, weights, req);
     const Plan& plan = placement.plan;
     options.vram_budget = request.vram_budget;
