@@ -5,26 +5,25 @@
 #include <vector>
 
 #include "backend/cpu/f16_rows.h"
+#include "backend/cpu/q8_rows.h"
 #include "core/check.h"
-#include "quant/legacy.h"
 
 namespace strata {
 
 namespace {
-constexpr int64_t kMaxQ8HeadDim = 1024;  // MLA's latent key row is 576
-
 // One kv head's keys or values of one layer: f32 rows are read in place; f16 rows go through the
-// F16RowKernels, which widen as they read and do the same float operations per row; q8_0 rows are
-// dequantized a head row at a time (the reference dequantizer) and then take the f32 path, so a
-// q8_0 cache gives the attention of an f32 cache holding the dequantized values, bit for bit. The f32
+// F16RowKernels, which widen as they read and do the same float operations per row; q8_0 rows go
+// through the Q8RowKernels, which compute the reference dequantizer's values and then the f32
+// path's operations, so a q8_0 cache gives the attention of an f32 cache holding the dequantized
+// values, bit for bit. The f32
 // path's dot product keeps eight independent partial sums (dot_eight_lanes): one running sum is
 // a chain of dependent adds that the compiler may not reorder, which made this loop ~4% of a
 // decode step at a depth of only ~30.
 class HeadRows {
 public:
     HeadRows(const void* layer_rows, int64_t row_dim, int64_t offset, int64_t head_dim, KvCacheType type,
-             const F16RowKernels& f16)
-        : base_(layer_rows), row_dim_(row_dim), offset_(offset), head_dim_(head_dim), type_(type), f16_(f16) {}
+             const F16RowKernels& f16, const Q8RowKernels& q8)
+        : base_(layer_rows), row_dim_(row_dim), offset_(offset), head_dim_(head_dim), type_(type), f16_(f16), q8_(q8) {}
 
     // scores[j] = (q · row j) · scale for j in [j0, j1).
     void dots(const float* q, int64_t j0, int64_t j1, float scale, float* scores) const {
@@ -33,11 +32,7 @@ public:
             return;
         }
         if (type_ == KvCacheType::Q8_0) {
-            float row[kMaxQ8HeadDim];
-            for (int64_t j = j0; j < j1; ++j) {
-                dequantize_row_q8_0(q8_row(j), row, head_dim_);
-                scores[j] = dot_eight_lanes(q, row, head_dim_) * scale;
-            }
+            q8_.dots(q, q8_row(j0), q8_row_bytes(), j1 - j0, head_dim_, scale, scores + j0);
             return;
         }
         for (int64_t j = j0; j < j1; ++j) scores[j] = dot_eight_lanes(q, float_row(j), head_dim_) * scale;
@@ -49,12 +44,7 @@ public:
             return;
         }
         if (type_ == KvCacheType::Q8_0) {
-            float row[kMaxQ8HeadDim];
-            for (int64_t j = j0; j < j1; ++j) {
-                dequantize_row_q8_0(q8_row(j), row, head_dim_);
-                const float w = weights[j] * inv;
-                for (int64_t d = 0; d < head_dim_; ++d) out[d] += w * row[d];
-            }
+            q8_.accumulate(weights + j0, inv, q8_row(j0), q8_row_bytes(), j1 - j0, head_dim_, out);
             return;
         }
         for (int64_t j = j0; j < j1; ++j) {
@@ -68,15 +58,16 @@ private:
     const float* float_row(int64_t j) const { return static_cast<const float*>(base_) + j * row_dim_ + offset_; }
     const uint16_t* half_row(int64_t j) const { return static_cast<const uint16_t*>(base_) + j * row_dim_ + offset_; }
     // Heads start on a block (kv_type_fits): head row j is whole blocks of its cache row.
+    int64_t q8_row_bytes() const { return static_cast<int64_t>(kv_row_bytes(KvCacheType::Q8_0, row_dim_)); }
     const uint8_t* q8_row(int64_t j) const {
-        return static_cast<const uint8_t*>(base_) + j * kv_row_bytes(KvCacheType::Q8_0, row_dim_) +
-               kv_row_bytes(KvCacheType::Q8_0, offset_);
+        return static_cast<const uint8_t*>(base_) + j * q8_row_bytes() + kv_row_bytes(KvCacheType::Q8_0, offset_);
     }
 
     const void* base_;
     int64_t row_dim_, offset_, head_dim_;
     KvCacheType type_;
     const F16RowKernels& f16_;
+    const Q8RowKernels& q8_;
 };
 }  // namespace
 
@@ -88,11 +79,11 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
     float* scores_all = ctx.scratch_floats(CpuContext::kAttentionScoresSlot,
                                            static_cast<size_t>(ctx.pool().size() * n_kv_max));
     const F16RowKernels& f16 = f16_row_kernels();
+    const Q8RowKernels& q8 = q8_row_kernels();
     const void* key_rows = kv.key_row(layer, 0);
     const void* value_rows = kv.value_row(layer, 0);
-    STRATA_CHECK(kv.type() != KvCacheType::Q8_0 || (kv_type_fits(kv.type(), p.head_dim_k, p.head_dim_v) &&
-                                                    std::max(p.head_dim_k, p.head_dim_v) <= kMaxQ8HeadDim),
-                 "q8_0 KV rows need heads of whole 32-value blocks, at most 1024 wide");
+    STRATA_CHECK(kv.type() != KvCacheType::Q8_0 || kv_type_fits(kv.type(), p.head_dim_k, p.head_dim_v),
+                 "q8_0 KV rows need heads of whole 32-value blocks");
     ctx.pool().parallel_for(n_work, [&](int64_t w0, int64_t w1, int worker) {
         float* scores = scores_all + worker * n_kv_max;
         for (int64_t w = w0; w < w1; ++w) {
@@ -100,8 +91,8 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
             const int64_t n_kv = pos0 + t + 1;  // causal: this token sees positions <= its own
             const int64_t j0 = p.sliding_window > 0 ? std::max<int64_t>(0, n_kv - p.sliding_window) : 0;
             const float* qh = q + (t * p.n_head + h) * p.head_dim_k;
-            const HeadRows keys(key_rows, kv.k_dim(), kvh * p.head_dim_k, p.head_dim_k, kv.type(), f16);
-            const HeadRows values(value_rows, kv.v_dim(), kvh * p.head_dim_v, p.head_dim_v, kv.type(), f16);
+            const HeadRows keys(key_rows, kv.k_dim(), kvh * p.head_dim_k, p.head_dim_k, kv.type(), f16, q8);
+            const HeadRows values(value_rows, kv.v_dim(), kvh * p.head_dim_v, p.head_dim_v, kv.type(), f16, q8);
             keys.dots(qh, j0, n_kv, p.scale, scores);
             // A sink takes part in the normalization as one more logit, so with it the kept
             // weights sum to less than one.

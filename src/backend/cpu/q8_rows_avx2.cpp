@@ -1,0 +1,89 @@
+// AVX2 row kernels for a q8_0 KV cache (backend/cpu/q8_rows.h). Eight int8 values are widened to
+// floats and multiplied by the block's scale per instruction — the reference dequantizer's values,
+// rounded once each — and go straight into the eight lanes. Dot products run four rows at once
+// (four independent chains of adds keep the adder busy); each row's own operations and their
+// order are those of the scalar kernel.
+#include <immintrin.h>
+
+#include "backend/cpu/q8_rows.h"
+#include "core/fp16.h"
+
+namespace strata {
+
+namespace {
+constexpr int64_t kBlock = 32;
+constexpr int64_t kBlockBytes = 34;
+
+// Values 8·g .. 8·g + 7 of the block at b (scale d already widened).
+__m256 load_eight(const uint8_t* b, int g, __m256 d) {
+    const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + 8 * g));
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), d);
+}
+
+__m256 scale_of(const uint8_t* b) {
+    uint16_t h;
+    __builtin_memcpy(&h, b, sizeof h);
+    return _mm256_set1_ps(fp16_to_fp32(h));
+}
+
+float finish(__m256 acc) {
+    alignas(32) float lane[8];
+    _mm256_store_ps(lane, acc);
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+void dots_avx2(const float* q, const uint8_t* rows, int64_t row_bytes, int64_t n_rows, int64_t n, float scale, float* out) {
+    const int64_t blocks = n / kBlock;
+    int64_t i = 0;
+    for (; i + 4 <= n_rows; i += 4) {
+        const uint8_t* r[4] = {rows + i * row_bytes, rows + (i + 1) * row_bytes, rows + (i + 2) * row_bytes,
+                               rows + (i + 3) * row_bytes};
+        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+        for (int64_t b = 0; b < blocks; ++b) {
+            __m256 d[4];
+            for (int k = 0; k < 4; ++k) d[k] = scale_of(r[k] + b * kBlockBytes);
+            for (int g = 0; g < 4; ++g) {
+                const __m256 qv = _mm256_loadu_ps(q + b * kBlock + 8 * g);
+                for (int k = 0; k < 4; ++k) {
+                    acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(qv, load_eight(r[k] + b * kBlockBytes, g, d[k])));
+                }
+            }
+        }
+        for (int k = 0; k < 4; ++k) out[i + k] = finish(acc[k]) * scale;
+    }
+    for (; i < n_rows; ++i) {
+        const uint8_t* r = rows + i * row_bytes;
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t b = 0; b < blocks; ++b) {
+            const __m256 d = scale_of(r + b * kBlockBytes);
+            for (int g = 0; g < 4; ++g) {
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(q + b * kBlock + 8 * g), load_eight(r + b * kBlockBytes, g, d)));
+            }
+        }
+        out[i] = finish(acc) * scale;
+    }
+}
+
+void accumulate_avx2(const float* weights, float inv, const uint8_t* rows, int64_t row_bytes, int64_t n_rows, int64_t n,
+                     float* out) {
+    const int64_t blocks = n / kBlock;
+    for (int64_t i = 0; i < n_rows; ++i) {
+        const uint8_t* r = rows + i * row_bytes;
+        const __m256 wv = _mm256_set1_ps(weights[i] * inv);
+        for (int64_t b = 0; b < blocks; ++b) {
+            const __m256 d = scale_of(r + b * kBlockBytes);
+            for (int g = 0; g < 4; ++g) {
+                float* o = out + b * kBlock + 8 * g;
+                _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), _mm256_mul_ps(wv, load_eight(r + b * kBlockBytes, g, d))));
+            }
+        }
+    }
+}
+}  // namespace
+
+const Q8RowKernels& q8_row_kernels_avx2() {
+    static const Q8RowKernels k{dots_avx2, accumulate_avx2};
+    return k;
+}
+
+}  // namespace strata
