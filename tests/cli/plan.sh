@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: `strata plan` on a test model — exit status (0 FITS, 2 DOES NOT FIT, 1 error), the
-# bars, --json, --svg, and clear errors for bad sizes. Usage: plan.sh <strata> <testdata-root>
+# bars, --json, --svg, a split over two GPUs (--vram A,B, --split-at), and clear errors for bad
+# sizes. Usage: plan.sh <strata> <testdata-root>
 set -euo pipefail
 strata=$1
 model=$2/models/qwen3moe.gguf
@@ -33,6 +34,23 @@ grep -q -- '--vram 0' <<<"$out" || fail "no CPU suggestion: $out"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["fits"] is True, j; assert j["vram"]["expert_slots"] == 48, j' \
   "$work/plan.json" || fail "json"
 grep -q '</svg>' "$work/plan.svg" || fail "svg not written"
+
+# Two GPUs (--vram A,B): split by layers, one bar and one JSON entry per GPU, the layers covered
+# once; --split-at moves the boundary; a split point past the layers is refused (exit 2).
+"$strata" plan -m "$model" --vram 64MiB,64MiB --vram-reserve 8MiB --ram 2GiB --ctx 512 --json > "$work/split.json" ||
+  fail "two-GPU plan exited $?"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); g=j["gpus"]; assert j["fits"] and len(g) == 2, j
+assert g[0]["layer_begin"] == 0 and g[0]["layer_end"] == g[1]["layer_begin"] and g[1]["layer_end"] == 3, g
+assert g[0]["expert_slots"] + g[1]["expert_slots"] == j["vram"]["expert_slots"], j' "$work/split.json" ||
+  fail "two-GPU plan JSON"
+out=$("$strata" plan -m "$model" --vram 64MiB,64MiB --vram-reserve 8MiB --ram 2GiB --ctx 512 --split-at 2) ||
+  fail "--split-at 2 exited $?"
+grep -q "layers 0–1" <<<"$out" && grep -q "layer 2$" <<<"$out" || fail "--split-at 2 not honoured: $out"
+set +e
+out=$("$strata" plan -m "$model" --vram 64MiB,64MiB --ram 2GiB --split-at 9 2>&1); rc=$?
+set -e
+[[ $rc == 2 ]] || fail "--split-at 9 exited $rc, expected 2"
+grep -q -- "--split-at 9: expected 1 value(s) for 2 GPUs" <<<"$out" || fail "--split-at 9: $out"
 
 # No --vram: a CPU-only plan.
 "$strata" plan -m "$model" --ram 2GiB | grep -q 'VRAM   none' || fail "cpu-only plan"
