@@ -151,7 +151,7 @@ int run_bench(const BenchOptions& o) {
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     if (!o.json) {
         fmt::print("model {} ({}), {} threads, on {}\n", o.model, cfg.arch, pool.size(), (*model)->device_name());
-        if (placement->tiered) fmt::print("{}\n", placement->describe());
+        if (placement->worth_describing()) fmt::print("{}\n", placement->describe());
         if (with_bound) {
             fmt::print("DRAM read bandwidth {:.1f} GB/s ({} threads, best of {} passes over {} MiB); weights read per token {:.1f} MB\n",
                        bandwidth.bytes_per_second / 1e9, bandwidth.threads, bandwidth.passes, bandwidth.buffer_bytes >> 20,

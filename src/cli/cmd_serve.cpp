@@ -136,7 +136,7 @@ int run_serve(const ServeOptions& o) {
     if (loaded) {
         ctx.metrics.set_extra(hardware_metrics(placement, (*loaded)->model->device_name() != "cpu"));
         fmt::print(stderr, "strata serve: model on {}\n", (*loaded)->model->device_name());
-        if (placement->tiered) fmt::print(stderr, "{}\n", placement->describe());
+        if (placement->worth_describing()) fmt::print(stderr, "{}\n", placement->describe());
     }
     if (!loaded) {
         ctx.fail(loaded.status().message());

@@ -47,6 +47,8 @@ struct GpuPlacement {
     // for a GPU that holds all of its layers' experts.
     std::vector<std::shared_ptr<GpuExpertTierSummary>> share_summaries;
     std::string describe() const;
+    // Whether describe() says more than the model's device name does: tiers, or a layer split.
+    bool worth_describing() const { return tiered || !plan.gpu_shares.empty(); }
 };
 
 // Plans the model on options.gpu_ordinal's card and, when the experts must be tiered, sets
