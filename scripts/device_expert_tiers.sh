@@ -6,15 +6,8 @@
 # Usage: scripts/device_expert_tiers.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] [SKEW (0)]
 # BIN_DIR holds strata and strata_gpu_tests (built elsewhere; LD_LIBRARY_PATH set by the caller).
 set -uo pipefail
-out=${1:?usage: OUT_DIR BIN_DIR TESTDATA [LAYERS] [SKEW]}
-bin=${2:?}
-data=${3:?}
-layers=${4:-48}
-skew=${5:-0}
-mkdir -p "$out"
-export STRATA_TESTDATA=$data
-source "$(dirname "$0")/device_common.sh"
-describe_machine
+source "$(dirname "$0")/device_common.sh" "$@"
+skew=${extra[0]:-0}
 
 step gpu_tests 240 "$bin/strata_gpu_tests"
 grep -E "FAILED|PASSED|Failure|SKIPPED" "$out/gpu_tests.txt" | head -20

@@ -10,14 +10,7 @@
 # (KEEP_MODEL=1 leaves the synthetic model in /tmp for a later run, which then skips making it.)
 # BIN_DIR holds strata and strata_gpu_tests (scripts/device_bundle.sh; LD_LIBRARY_PATH set by the caller).
 set -uo pipefail
-out=${1:?usage: OUT_DIR BIN_DIR TESTDATA [LAYERS]}
-bin=${2:?}
-data=${3:?}
-layers=${4:-48}
-mkdir -p "$out"
-export STRATA_TESTDATA=$data
-source "$(dirname "$0")/device_common.sh"
-describe_machine
+source "$(dirname "$0")/device_common.sh" "$@"
 
 step gpu_tests 240 "$bin/strata_gpu_tests"
 grep -E "FAILED|PASSED|Failure|SKIPPED|FAIL$" "$out/gpu_tests.txt" | head -30

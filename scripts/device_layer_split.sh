@@ -7,15 +7,8 @@
 # Logs go to OUT_DIR. Usage: scripts/device_layer_split.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)]
 # BIN_DIR holds strata and strata_gpu_tests (built elsewhere; LD_LIBRARY_PATH set by the caller).
 set -uo pipefail
-out=${1:?usage: OUT_DIR BIN_DIR TESTDATA [LAYERS]}
-bin=${2:?}
-data=${3:?}
-layers=${4:-48}
-mkdir -p "$out"
-export STRATA_TESTDATA=$data
 export NCCL_NVLS_ENABLE=0  # never NVLink multicast (nothing here uses NCCL yet; set for safety)
-source "$(dirname "$0")/device_common.sh"
-describe_machine
+source "$(dirname "$0")/device_common.sh" "$@"
 env -u LD_LIBRARY_PATH nvidia-smi topo -m >> "$out/machine.txt" 2>&1
 gpus=0,1
 [[ $(env -u LD_LIBRARY_PATH nvidia-smi -L | wc -l) -ge 2 ]] || gpus=0,0

@@ -6,14 +6,7 @@
 # tg128 to check decode is untouched, a 10 GiB budget (streamed experts), and a per-op profile.
 # Logs go to OUT_DIR. Usage: scripts/device_prompt_speed.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)]
 set -uo pipefail
-out=${1:?usage: OUT_DIR BIN_DIR TESTDATA [LAYERS]}
-bin=${2:?}
-data=${3:?}
-layers=${4:-48}
-mkdir -p "$out"
-export STRATA_TESTDATA=$data
-source "$(dirname "$0")/device_common.sh"
-describe_machine
+source "$(dirname "$0")/device_common.sh" "$@"
 
 step gpu_tests 300 "$bin/strata_gpu_tests"
 grep -E "FAILED|PASSED|Failure|SKIPPED" "$out/gpu_tests.txt" | head -20
