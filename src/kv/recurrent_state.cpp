@@ -19,6 +19,7 @@ void RecurrentState::clear() {
             if (b.size() > 0) std::memset(b.data(), 0, b.size());
         }
     }
+    if (storage_) storage_->clear();
     n_past_ = 0;
 }
 
@@ -26,6 +27,7 @@ uint64_t RecurrentState::bytes() const {
     uint64_t total = 0;
     for (const auto& b : conv_) total += b.size();
     for (const auto& b : ssm_) total += b.size();
+    if (storage_) total += storage_->bytes();
     return total;
 }
 

@@ -10,22 +10,35 @@
 //   rs.advance(n_tokens);            // after a batch has been folded in
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/aligned_buffer.h"
 
 namespace strata {
 
+// State a backend keeps outside host memory (the GPU model's, in VRAM). The RecurrentState owns
+// it, so it lives exactly as long as the session whose state it is.
+class RecurrentStateStorage {
+public:
+    virtual ~RecurrentStateStorage() = default;
+    virtual void clear() = 0;  // back to zeros, the state before the first token
+    virtual uint64_t bytes() const = 0;
+};
+
 class RecurrentState {
 public:
     RecurrentState() = default;  // no recurrent layers (attention-only models)
     // Layers with recurrent[il] false get no storage.
     RecurrentState(const std::vector<bool>& recurrent, int64_t conv_floats, int64_t ssm_floats);
+    // A state whose buffers live in `storage` only: conv() and ssm() must not be used.
+    explicit RecurrentState(std::unique_ptr<RecurrentStateStorage> storage) : storage_(std::move(storage)) {}
+    RecurrentStateStorage* storage() const { return storage_.get(); }
 
     bool has_layer(int64_t layer) const {
         return layer >= 0 && layer < static_cast<int64_t>(conv_.size()) && conv_[static_cast<size_t>(layer)].size() > 0;
     }
-    bool empty() const { return conv_floats_ == 0 && ssm_floats_ == 0; }
+    bool empty() const { return conv_floats_ == 0 && ssm_floats_ == 0 && !storage_; }
     float* conv(int64_t layer) { return conv_[static_cast<size_t>(layer)].as<float>(); }
     float* ssm(int64_t layer) { return ssm_[static_cast<size_t>(layer)].as<float>(); }
 
@@ -40,6 +53,7 @@ private:
     int64_t conv_floats_ = 0, ssm_floats_ = 0;
     int64_t n_past_ = 0;
     std::vector<AlignedBuffer> conv_, ssm_;  // empty buffers for non-recurrent layers
+    std::unique_ptr<RecurrentStateStorage> storage_;
 };
 
 }  // namespace strata

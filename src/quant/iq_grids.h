@@ -2,7 +2,8 @@
 // The lookup tables that define ggml's IQ ("importance") formats, shared by quant/iq1..iq4. The
 // IQ1/IQ2/IQ3 formats store, for each group of 8 (or 4) values, an index into a fixed grid of
 // magnitude patterns instead of the magnitudes themselves; the values are copied from ggml
-// (iq_grids.cpp, iq1s_grid.cpp) because a file decodes correctly only with exactly these grids.
+// (quant/*.inc, shared with the GPU kernels) because a file decodes correctly only with exactly
+// these grids.
 //
 //   uint64_t entry = kIq2xxsGrid[index];          // 8 magnitudes, one per byte
 //   float v = d * grid_byte(entry, j);             // value j of the group, before its sign

@@ -11,9 +11,10 @@ namespace strata {
 
 namespace {
 
-// The E2M1 values {0, 0.5, 1, 1.5, 2, 3, 4, 6} and their negatives, doubled so they are integers
-// (part of the format; the scale below is halved to compensate).
-constexpr int8_t kE2M1Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+// The E2M1 values, doubled so they are integers (the scale below is halved to compensate).
+constexpr int8_t kE2M1Doubled[16] = {
+#include "quant/mxfp4_values.inc"
+};
 
 // 2^(e − 128), i.e. the block scale halved. e = 0 and 1 give float subnormals, built by bits.
 float half_scale(uint8_t e) {

@@ -1,4 +1,4 @@
-// The GPU forward of the Llama family against HF transformers' logits (testdata/models), with the
+// The GPU forward of the Llama family (gpt-oss included) against HF transformers' logits (testdata/models), with the
 // thresholds of tests/model/parity_test.cpp: whole prompt as one batch and token by token, with
 // the KV cache in f16 (the default) and f32. Skips without a GPU.
 #include <gtest/gtest.h>
@@ -42,7 +42,8 @@ TEST_P(GpuModelParity, MatchesTransformersLogits) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, GpuModelParity, ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral"));
+INSTANTIATE_TEST_SUITE_P(Architectures, GpuModelParity, ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "gptoss",
+                                                                       "qwen3next", "qwen35moe"));
 
 // Asking for the GPU where there is none names the reason instead of falling back silently.
 TEST(GpuModelSelection, GpuRequestWithoutGpuIsAnError) {

@@ -79,11 +79,16 @@ inline HostQ8 host_quantize(const std::vector<float>& x) {
     return r;
 }
 
-// The weight formats the GPU kernels read (each with a reference quantizer to make test data).
+// The weight formats the GPU kernels read: every format the CPU has a dot product for
+// (op_parity_types_test.cpp checks that). make_weight quantizes random floats where the format
+// has a reference quantizer and draws random valid blocks where it has none (the i-quants). The
+// 256-value super-block formats need rows of a multiple of 256 values, as every shape here has.
 inline std::vector<TensorType> gpu_weight_types() {
     using T = TensorType;
-    return {T::F32, T::F16, T::BF16, T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0,
-            T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K};
+    return {T::F32,    T::F16,     T::BF16,   T::Q4_0,  T::Q4_1,   T::Q5_0,   T::Q5_1,  T::Q8_0,
+            T::Q2_K,   T::Q3_K,    T::Q4_K,   T::Q5_K,  T::Q6_K,   T::IQ1_S,  T::IQ1_M, T::IQ2_XXS,
+            T::IQ2_XS, T::IQ2_S,   T::IQ3_XXS, T::IQ3_S, T::IQ4_NL, T::IQ4_XS, T::TQ1_0, T::TQ2_0,
+            T::MXFP4};
 }
 
 }  // namespace strata::test

@@ -24,7 +24,8 @@ std::string gpu_unavailable_reason() {
 }
 
 bool gpu_supports_architecture(const std::string& arch) {
-    return arch == "llama" || arch == "qwen3" || arch == "qwen3moe";
+    return arch == "llama" || arch == "qwen3" || arch == "qwen3moe" || arch == "gpt-oss" || arch == "qwen3next" ||
+           arch == "qwen35moe";
 }
 
 namespace {
@@ -60,10 +61,11 @@ Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const Compute
     if (!why.empty()) return Status::error("--device gpu: {} (run with --device cpu)", why);
     if (!arch_ok) {
         return Status::error("--device gpu: architecture {} has no GPU forward pass yet (supported: llama, qwen3, "
-                             "qwen3moe); run with --device cpu",
+                             "qwen3moe, gpt-oss, qwen3next, qwen35moe); run with --device cpu",
                              config.arch);
     }
-    auto gpu_model = load_gpu_llama_family(file, config, options);
+    const bool hybrid = config.arch == "qwen3next" || config.arch == "qwen35moe";
+    auto gpu_model = hybrid ? load_gpu_hybrid(file, config, options) : load_gpu_llama_family(file, config, options);
     if (gpu_model || options.device != ComputeDevice::Auto) return gpu_model;
     // Auto: a model the GPU cannot take yet (a weight type without a kernel, too little VRAM)
     // still runs, on the CPU, and the user learns why.

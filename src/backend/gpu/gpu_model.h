@@ -70,13 +70,17 @@ std::optional<ComputeDevice> parse_compute_device(std::string_view name);  // "c
 // "CUDA: no usable device (...)").
 std::string gpu_unavailable_reason();
 
-// Architectures with a GPU forward pass (the Llama family for now).
+// Architectures with a GPU forward pass: the Llama family with gpt-oss, and the Qwen3-Next /
+// Qwen3.5-MoE hybrids.
 bool gpu_supports_architecture(const std::string& arch);
 
 Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const ComputeOptions& options);
 
-// The GPU forward of the Llama family (backend/gpu/gpu_llama.cpp; an error in builds without GPU).
+// The GPU forward passes (backend/gpu/gpu_llama.cpp, gpu_hybrid.cpp; an error in builds without
+// a GPU): the Llama family with gpt-oss, and qwen3next / qwen35moe.
 Result<std::unique_ptr<Model>> load_gpu_llama_family(const GgufFile& file, const ModelConfig& config,
                                                      const ComputeOptions& options);
+Result<std::unique_ptr<Model>> load_gpu_hybrid(const GgufFile& file, const ModelConfig& config,
+                                               const ComputeOptions& options);
 
 }  // namespace strata

@@ -46,6 +46,11 @@ struct GpuRope {
     int64_t head_dim = 0;   // stride between heads
     int64_t rope_dims = 0;  // leading dimensions of each head that rotate
     float base = 10000.0f;
+    // A precomputed table (backend/cpu/rope_table.h: YaRN and other scaled variants): device
+    // array of rope_dims / 2 radians per position, used instead of base^(-2i/d), and a factor
+    // on cos and sin — the arithmetic of cpu_rope_table.
+    const double* inv_freq = nullptr;
+    float attn_factor = 1.0f;
 };
 // In place; positions: device array of n_tokens.
 void gpu_rope(float* x, int64_t n_tokens, int64_t n_head, const GpuRope& p, const int32_t* positions, GpuContext& ctx);
@@ -203,6 +208,19 @@ void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const f
 bool gpu_matvec_q8_swiglu_experts(const DeviceWeight& gate, const DeviceWeight& up, const MoePlan& plan,
                                   const GpuQ8Rows& xq, MoeRows x_rows, int64_t pairs_per_x_row, float* y, MoeRows y_rows,
                                   GpuContext& ctx);
+
+// Experts with biases (gpt-oss), on rows of n per (token, slot) pair p = t·k + j (expert ids[p]),
+// as gpu_matmul_experts writes them (ops_moe_bias.cu). Null biases add nothing.
+//   gate[p] = act(gate[p] + gate_bias[ids[p]], up[p] + up_bias[ids[p]])
+enum class GpuExpertActivation {
+    SwiGlu,               // silu(gate) · up
+    GptOssClampedSwiGlu,  // gate ≤ 7, up ∈ [−7, 7]: gate · sigmoid(1.702 gate) · (up + 1)
+};
+void gpu_moe_bias_activation(float* gate, const float* up, const int32_t* ids, int64_t n_pairs, int64_t n,
+                             const float* gate_bias, const float* up_bias, GpuExpertActivation act, GpuContext& ctx);
+//   out[p] += bias[ids[p]]
+void gpu_moe_add_expert_bias(float* out, const int32_t* ids, int64_t n_pairs, int64_t n, const float* bias,
+                             GpuContext& ctx);
 
 // x[t] += Σ_j weights[t·k + j] · expert_out[t·k + j], rows of n.
 void gpu_moe_combine(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n, float* x,

@@ -42,6 +42,18 @@ Result<DeviceWeight> GpuShard::upload(const Weight& w, bool matrix) {
     return d;
 }
 
+Result<const void*> GpuShard::upload_table(const void* data, uint64_t bytes, const char* what) {
+    std::string error;
+    DeviceBuffer buffer = pool_->allocate(bytes, &error);
+    if (!buffer) return Status::error("uploading {} ({} bytes) to GPU {}: {}", what, bytes, ordinal(), error);
+    ctx_->upload(buffer.data(), data, bytes);
+    ctx_->synchronize();
+    const void* device = buffer.data();
+    weight_bytes_ += bytes;
+    buffers_.push_back(std::move(buffer));
+    return device;
+}
+
 Status GpuShard::make_route_counters(uint32_t n_layer) {
     std::string error;
     route_counters_ = pool_->allocate(uint64_t(n_layer) * sizeof(unsigned), &error);

@@ -45,6 +45,9 @@ public:
     // `matrix`: read by the matrix kernels, so its type and row width must have one.
     Result<DeviceWeight> upload(const Weight& w, bool matrix);
     uint64_t weight_bytes() const { return weight_bytes_; }
+    // Copies a small host table (e.g. rope frequencies) to this device and waits, so `data` may
+    // die after; the copy lives as long as the share.
+    Result<const void*> upload_table(const void* data, uint64_t bytes, const char* what);
 
     // Marks the end of this share's part of a forward pass on its stream.
     GpuEvent& done() { return *done_; }

@@ -14,11 +14,20 @@ bool find_devices(std::vector<DeviceInfo>* out, std::string* why) {
 }
 }  // namespace gpu
 
-Result<std::unique_ptr<Model>> load_gpu_llama_family(const GgufFile&, const ModelConfig&, const ComputeOptions&) {
+namespace {
+Status no_gpu() {
     std::vector<gpu::DeviceInfo> devices;
     std::string why;
     gpu::find_devices(&devices, &why);
     return Status::error_message(why);
+}
+}  // namespace
+
+Result<std::unique_ptr<Model>> load_gpu_llama_family(const GgufFile&, const ModelConfig&, const ComputeOptions&) {
+    return no_gpu();
+}
+Result<std::unique_ptr<Model>> load_gpu_hybrid(const GgufFile&, const ModelConfig&, const ComputeOptions&) {
+    return no_gpu();
 }
 
 }  // namespace strata

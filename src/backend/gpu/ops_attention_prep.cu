@@ -9,6 +9,7 @@
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/kernels/common.cuh"
 #include "backend/gpu/kernels/kv_access.cuh"
+#include "backend/gpu/kernels/rope.cuh"
 
 namespace strata::gpu {
 
@@ -44,9 +45,8 @@ __global__ void qk_norm_rope_store_kernel(float* q, const float* k, const float*
     const int32_t pos = positions[t];
     const int64_t half = rope.rope_dims / 2;
     for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {  // pairs are disjoint: no races
-        const double theta = static_cast<double>(pos) * pow(static_cast<double>(rope.base),
-                                                            -2.0 * static_cast<double>(i) / static_cast<double>(rope.rope_dims));
-        const float c = static_cast<float>(cos(theta)), s = static_cast<float>(sin(theta));
+        float c, s;
+        rope_cos_sin(rope, pos, i, c, s);
         const int64_t a = rope.neox ? i : 2 * i, b = rope.neox ? i + half : 2 * i + 1;
         const float x0 = head[a], x1 = head[b];
         head[a] = x0 * c - x1 * s;

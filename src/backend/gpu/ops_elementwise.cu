@@ -5,6 +5,7 @@
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/kernels/common.cuh"
 #include "backend/gpu/kernels/norm_row.cuh"
+#include "backend/gpu/kernels/rope.cuh"
 
 namespace strata::gpu {
 
@@ -28,9 +29,8 @@ __global__ void rope_kernel(float* x, int64_t n_head, GpuRope p, const int32_t* 
     const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;  // pair within the head
     const int64_t h = blockIdx.y, t = blockIdx.z;
     if (i >= half) return;
-    const double theta = static_cast<double>(positions[t]) *
-                         pow(static_cast<double>(p.base), -2.0 * static_cast<double>(i) / static_cast<double>(p.rope_dims));
-    const float c = static_cast<float>(cos(theta)), s = static_cast<float>(sin(theta));
+    float c, s;
+    rope_cos_sin(p, positions[t], i, c, s);
     float* head = x + (t * n_head + h) * p.head_dim;
     const int64_t a = p.neox ? i : 2 * i, b = p.neox ? i + half : 2 * i + 1;
     const float x0 = head[a], x1 = head[b];

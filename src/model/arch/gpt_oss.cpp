@@ -12,6 +12,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "backend/cpu/rope_table.h"
+#include "model/arch/llama_family.h"
 #include "model/arch/step_batch.h"
 #include "model/blocks/moe_routing.h"
 #include "model/model.h"
@@ -21,66 +22,17 @@ namespace strata {
 
 namespace {
 
-struct GptOssLayer {
-    AttentionWeights attn;       // wq/wk/wv/wo with all four biases; norm = attn_norm
-    Weight sinks;                // [n_head] attn_sinks: one extra softmax logit per head
-    bool sliding = false;        // attends to the last sliding_window positions only
-    Weight ffn_norm;             // [n_embd] post_attention_norm
-    Weight router, router_bias;  // [n_embd, n_expert], [n_expert]
-    RoutedExpertWeights experts; // with gate/up/down biases
-};
-
 class GptOss final : public Model {
 public:
     explicit GptOss(const ModelConfig& config) { config_ = config; }
 
+    // The tensor table is the Llama family's (llama_family.h), which names gpt-oss's extras.
     Status load(const GgufFile& file) {
-        const ModelConfig& c = config_;
-        if (!c.is_moe()) return Status::error("{}: gpt-oss: expected expert_count > 0", file.path());
-        const int64_t e = c.n_embd, v = c.n_vocab, n_exp = c.n_expert, ff = c.n_ff_expert;
-        WeightLoader w(file);
-        token_embd_ = w.require("token_embd.weight", {e, v});
-        output_norm_ = w.require_f32("output_norm.weight", {e});
-        output_ = w.optional("output.weight", {e, v});
-        if (!output_) output_ = token_embd_;
-        layers_.resize(c.n_layer);
-        for (uint32_t il = 0; il < c.n_layer; ++il) {
-            const std::string b = "blk." + std::to_string(il) + ".";
-            GptOssLayer& L = layers_[il];
-            L.attn.norm = w.require_f32(b + "attn_norm.weight", {e});
-            L.attn.wq = w.require(b + "attn_q.weight", {e, c.q_dim()});
-            L.attn.wk = w.require(b + "attn_k.weight", {e, c.kv_dim_k()});
-            L.attn.wv = w.require(b + "attn_v.weight", {e, c.kv_dim_v()});
-            L.attn.wo = w.require(b + "attn_output.weight", {c.n_head * c.head_dim_v, e});
-            L.attn.bq = w.require_f32(b + "attn_q.bias", {c.q_dim()});
-            L.attn.bk = w.require_f32(b + "attn_k.bias", {c.kv_dim_k()});
-            L.attn.bv = w.require_f32(b + "attn_v.bias", {c.kv_dim_v()});
-            L.attn.bo = w.require_f32(b + "attn_output.bias", {e});
-            L.sinks = w.require_f32(b + "attn_sinks.weight", {c.n_head});
-            // GGUF has no per-layer flag: gpt-oss alternates sliding and full attention starting
-            // with sliding (HF layer_types; llama.cpp's swa pattern 2, layer il slides iff il is even).
-            L.sliding = c.sliding_window > 0 && il % 2 == 0;
-            L.ffn_norm = w.require_f32(b + "post_attention_norm.weight", {e});
-            L.router = w.require(b + "ffn_gate_inp.weight", {e, n_exp});
-            L.router_bias = w.require_f32(b + "ffn_gate_inp.bias", {n_exp});
-            L.experts.gate_exps = w.require(b + "ffn_gate_exps.weight", {e, ff, n_exp});
-            L.experts.up_exps = w.require(b + "ffn_up_exps.weight", {e, ff, n_exp});
-            L.experts.down_exps = w.require(b + "ffn_down_exps.weight", {ff, e, n_exp});
-            L.experts.gate_bias = w.require_f32(b + "ffn_gate_exps.bias", {ff, n_exp});
-            L.experts.up_bias = w.require_f32(b + "ffn_up_exps.bias", {ff, n_exp});
-            L.experts.down_bias = w.require_f32(b + "ffn_down_exps.bias", {e, n_exp});
-        }
-        STRATA_TRY(w.status());
-
-        // HF GptOss: YaRN with the ramp's ends not rounded (truncate = false in every released
-        // config) and cos/sin scaled by get_mscale(factor) = 0.1 ln(factor) + 1.
-        if (c.rope_yarn && c.rope_scaling_factor > 1.0f) {
-            YarnParams y{c.rope_scaling_factor, c.rope_orig_ctx, c.yarn_beta_fast, c.yarn_beta_slow,
-                         yarn_mscale(c.rope_scaling_factor), false};
-            rope_ = rope_table_yarn(c.rope_style, c.rope_dims, c.rope_base, y);
-        } else {
-            rope_ = rope_table_default(c.rope_style, c.rope_dims, c.rope_base);
-        }
+        LlamaWeights w;
+        STRATA_TRY(load_llama_weights(file, config_, w));
+        token_embd_ = w.token_embd, output_norm_ = w.output_norm, output_ = w.output;
+        layers_ = std::move(w.layers);
+        rope_ = gpt_oss_rope_table(config_);
         return Status::ok();
     }
 
@@ -108,7 +60,7 @@ public:
 
 private:
     // attention_block's steps, with the YaRN rope table, the sinks and the window.
-    void attention(const GptOssLayer& L, float* x, const Batch& batch, int64_t layer, CpuContext& ctx) {
+    void attention(const LlamaLayer& L, float* x, const Batch& batch, int64_t layer, CpuContext& ctx) {
         using namespace block_slots;
         const ModelConfig& c = config_;
         const AttentionWeights& w = L.attn;
@@ -131,7 +83,7 @@ private:
         float* attn = ctx.scratch_floats(kAttnOut, static_cast<size_t>(n * c.n_head * c.head_dim_v));
         AttentionParams ap{c.n_head, c.n_head_kv, c.head_dim_k, c.head_dim_v,
                            1.0f / std::sqrt(static_cast<float>(c.head_dim_k))};
-        ap.sinks = L.sinks.f32();
+        ap.sinks = L.attn_sinks.f32();
         ap.sliding_window = L.sliding ? c.sliding_window : 0;
         store_and_attend(batch, layer, k, k_dim, v, v_dim, q, ap, attn, ctx);
 
@@ -141,21 +93,23 @@ private:
         cpu_add(x, proj, n * e);
     }
 
-    void moe(const GptOssLayer& L, float* x, int64_t n, MoeExpertSource* expert_source, CpuContext& ctx) {
+    void moe(const LlamaLayer& L, float* x, int64_t n, MoeExpertSource* expert_source, CpuContext& ctx) {
         using namespace block_slots;
         const ModelConfig& c = config_;
         const int64_t e = c.n_embd;
         float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-        cpu_rms_norm(x, L.ffn_norm.f32(), n, e, c.rms_eps, h);
+        cpu_rms_norm(x, L.moe_ffn.norm.f32(), n, e, c.rms_eps, h);
         float* logits = ctx.scratch_floats(kRouter, static_cast<size_t>(n * c.n_expert));
-        cpu_matmul(L.router, 0, h, n, logits, ctx);
+        cpu_matmul(L.moe_ffn.router, 0, h, n, logits, ctx);
         cpu_add_bias(logits, L.router_bias.f32(), n, c.n_expert);
         route_topk_softmax(logits, n, c.n_expert, c.n_expert_used, routed_);
-        apply_routed_experts(L.experts, ExpertActivation::GptOssClampedSwiGlu, h, e, routed_, x, ctx, expert_source);
+        const RoutedExpertWeights experts{L.moe_ffn.gate_exps, L.moe_ffn.up_exps, L.moe_ffn.down_exps,
+                                          L.gate_bias, L.up_bias, L.down_bias};
+        apply_routed_experts(experts, ExpertActivation::GptOssClampedSwiGlu, h, e, routed_, x, ctx, expert_source);
     }
 
     Weight token_embd_, output_norm_, output_;
-    std::vector<GptOssLayer> layers_;
+    std::vector<LlamaLayer> layers_;
     RopeTable rope_;
     StepBatch gathered_;
     std::vector<float> residual_;

@@ -16,6 +16,8 @@ namespace strata {
 
 Status load_llama_weights(const GgufFile& file, const ModelConfig& c, LlamaWeights& out) {
     const int64_t e = c.n_embd, v = c.n_vocab;
+    const bool gpt_oss = c.arch == "gpt-oss";
+    if (gpt_oss && !c.is_moe()) return Status::error("{}: gpt-oss: expected expert_count > 0", file.path());
     WeightLoader w(file);
     out.token_embd = w.require("token_embd.weight", {e, v});
     out.output_norm = w.require_f32("output_norm.weight", {e});
@@ -34,6 +36,16 @@ Status load_llama_weights(const GgufFile& file, const ModelConfig& c, LlamaWeigh
         L.attn.bk = w.optional_f32(b + "attn_k.bias", {c.kv_dim_k()});
         L.attn.bv = w.optional_f32(b + "attn_v.bias", {c.kv_dim_v()});
         L.attn.bo = w.optional_f32(b + "attn_output.bias", {e});
+        if (gpt_oss) {
+            L.attn.bq = w.require_f32(b + "attn_q.bias", {c.q_dim()});
+            L.attn.bk = w.require_f32(b + "attn_k.bias", {c.kv_dim_k()});
+            L.attn.bv = w.require_f32(b + "attn_v.bias", {c.kv_dim_v()});
+            L.attn.bo = w.require_f32(b + "attn_output.bias", {e});
+            L.attn_sinks = w.require_f32(b + "attn_sinks.weight", {c.n_head});
+            // GGUF has no per-layer flag: gpt-oss alternates sliding and full attention starting
+            // with sliding (HF layer_types; llama.cpp's swa pattern 2, layer il slides iff il is even).
+            L.sliding = c.sliding_window > 0 && il % 2 == 0;
+        }
         if (c.arch == "qwen3" || c.arch == "qwen3moe") {
             L.attn.q_norm = w.require_f32(b + "attn_q_norm.weight", {c.head_dim_k});
             L.attn.k_norm = w.require_f32(b + "attn_k_norm.weight", {c.head_dim_k});
@@ -41,11 +53,17 @@ Status load_llama_weights(const GgufFile& file, const ModelConfig& c, LlamaWeigh
         if (c.is_moe()) {
             L.moe = true;
             const int64_t ff = c.n_ff_expert, n_exp = c.n_expert;
-            L.moe_ffn.norm = w.require_f32(b + "ffn_norm.weight", {e});
+            L.moe_ffn.norm = w.require_f32(b + (gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight"), {e});
             L.moe_ffn.router = w.require(b + "ffn_gate_inp.weight", {e, n_exp});
             L.moe_ffn.gate_exps = w.require(b + "ffn_gate_exps.weight", {e, ff, n_exp});
             L.moe_ffn.up_exps = w.require(b + "ffn_up_exps.weight", {e, ff, n_exp});
             L.moe_ffn.down_exps = w.require(b + "ffn_down_exps.weight", {ff, e, n_exp});
+            if (gpt_oss) {
+                L.router_bias = w.require_f32(b + "ffn_gate_inp.bias", {n_exp});
+                L.gate_bias = w.require_f32(b + "ffn_gate_exps.bias", {ff, n_exp});
+                L.up_bias = w.require_f32(b + "ffn_up_exps.bias", {ff, n_exp});
+                L.down_bias = w.require_f32(b + "ffn_down_exps.bias", {e, n_exp});
+            }
         } else {
             L.ffn.norm = w.require_f32(b + "ffn_norm.weight", {e});
             L.ffn.gate = w.require(b + "ffn_gate.weight", {e, c.n_ff});
@@ -54,6 +72,15 @@ Status load_llama_weights(const GgufFile& file, const ModelConfig& c, LlamaWeigh
         }
     }
     return w.status();
+}
+
+RopeTable gpt_oss_rope_table(const ModelConfig& c) {
+    if (c.rope_yarn && c.rope_scaling_factor > 1.0f) {
+        const YarnParams y{c.rope_scaling_factor, c.rope_orig_ctx, c.yarn_beta_fast, c.yarn_beta_slow,
+                           yarn_mscale(c.rope_scaling_factor), false};
+        return rope_table_yarn(c.rope_style, c.rope_dims, c.rope_base, y);
+    }
+    return rope_table_default(c.rope_style, c.rope_dims, c.rope_base);
 }
 
 namespace {

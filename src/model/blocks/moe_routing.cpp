@@ -124,6 +124,11 @@ void clamped_swiglu(float* gate, const float* up, int64_t n) {
 
 }  // namespace
 
+void apply_expert_activation(ExpertActivation act, float* gate, const float* up, int64_t n) {
+    if (act == ExpertActivation::SwiGlu) cpu_swiglu(gate, up, n);
+    else clamped_swiglu(gate, up, n);
+}
+
 void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, const float* h, int64_t n_embd,
                           const ExpertAssignments& routed, float* x, CpuContext& ctx, MoeExpertSource* source) {
     using namespace block_slots;
@@ -153,8 +158,7 @@ void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, co
         cpu_matmul(*mx.up, mx.index, gathered, m, up, ctx);
         if (w.gate_bias) cpu_add_bias(gate, w.gate_bias.f32() + ex * ff, m, ff);
         if (w.up_bias) cpu_add_bias(up, w.up_bias.f32() + ex * ff, m, ff);
-        if (act == ExpertActivation::SwiGlu) cpu_swiglu(gate, up, m * ff);
-        else clamped_swiglu(gate, up, m * ff);
+        apply_expert_activation(act, gate, up, m * ff);
         cpu_matmul(*mx.down, mx.index, gate, m, out, ctx);
         if (w.down_bias) cpu_add_bias(out, w.down_bias.f32() + ex * e, m, e);
         for (int64_t i = 0; i < m; ++i) {

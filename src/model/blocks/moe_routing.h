@@ -59,6 +59,9 @@ enum class ExpertActivation {
     GptOssClampedSwiGlu, // gate ≤ 7, up ∈ [-7, 7]; gate * sigmoid(1.702 gate) * (up + 1)
 };
 
+// gate[i] = act(gate[i], up[i]) for i < n: the experts' activation (the GPU op's reference too).
+void apply_expert_activation(ExpertActivation act, float* gate, const float* up, int64_t n);
+
 // x[t] += Σ_e weight(t, e) · expert_e(h[t]) for the assignments; h: n_tokens rows of n_embd.
 // With a source (the batch's MoeExpertSource: the routing counter of `strata profile`, the expert
 // tiers), it is told the step's routing and says where each expert's matrices are read from, as

@@ -3,7 +3,8 @@
 // supported format's row is a whole number of 32-value chunks (a legacy block, a quarter or an
 // eighth of a K-quant super-block, 32 floats), so one lane of a warp owns one chunk at a time and
 // the kernels (matmul, get_rows) are written once for all formats. The block structs are the
-// host's (quant/*.h); each function mirrors that format's scalar reference dequantizer.
+// host's (quant/*.h); each function mirrors that format's scalar reference dequantizer. The
+// i-quants, the ternary formats and MXFP4 live in kernels/dequant_iq.cuh.
 //
 //   float v[32];
 //   dequant_chunk<TensorType::Q4_K>(row, chunk, v);   // values 32·chunk .. 32·chunk + 31 of the row
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/gpu/kernels/dequant_iq.cuh"
 #include "backend/gpu/vendor/runtime.h"
 #include "gguf/tensor_type.h"
 #include "quant/k_quants.h"
@@ -38,6 +40,18 @@ template <typename F> bool dispatch_weight_type(TensorType t, F&& f) {
         case T::Q4_K: f(TypeTag<T::Q4_K>{}); return true;
         case T::Q5_K: f(TypeTag<T::Q5_K>{}); return true;
         case T::Q6_K: f(TypeTag<T::Q6_K>{}); return true;
+        case T::IQ1_S: f(TypeTag<T::IQ1_S>{}); return true;
+        case T::IQ1_M: f(TypeTag<T::IQ1_M>{}); return true;
+        case T::IQ2_XXS: f(TypeTag<T::IQ2_XXS>{}); return true;
+        case T::IQ2_XS: f(TypeTag<T::IQ2_XS>{}); return true;
+        case T::IQ2_S: f(TypeTag<T::IQ2_S>{}); return true;
+        case T::IQ3_XXS: f(TypeTag<T::IQ3_XXS>{}); return true;
+        case T::IQ3_S: f(TypeTag<T::IQ3_S>{}); return true;
+        case T::IQ4_NL: f(TypeTag<T::IQ4_NL>{}); return true;
+        case T::IQ4_XS: f(TypeTag<T::IQ4_XS>{}); return true;
+        case T::TQ1_0: f(TypeTag<T::TQ1_0>{}); return true;
+        case T::TQ2_0: f(TypeTag<T::TQ2_0>{}); return true;
+        case T::MXFP4: f(TypeTag<T::MXFP4>{}); return true;
         default: return false;
     }
 }
@@ -169,6 +183,8 @@ __device__ __forceinline__ void dequant_chunk(const uint8_t* row, int64_t chunk,
             const int high = (qh[l] >> (2 * group)) & 3;
             v[l] = (l < 16 ? d0 : d1) * static_cast<float>((low | (high << 4)) - 32);
         }
+    } else if constexpr (dequant_chunk_iq_reads(T)) {
+        dequant_chunk_iq<T>(row, chunk, v);
     } else {
         static_assert(T == TT::F32, "dequant_chunk: format missing from dispatch_weight_type's list");
     }

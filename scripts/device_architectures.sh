@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Every architecture on the GPU, and the weight types, in one go on a GPU machine: the GPU tests
+# (op parity incl. every weight type and the DeltaNet ops, model parity on every fixture, layer
+# splits, expert tiers, interleaved recurrent states), `strata parity --device gpu` on every
+# fixture, then the BENCHMARKS.md synthetic Qwen3-30B-A3B: all in VRAM (pp512, tg128: the shared
+# GPU forward must not have slowed), and all experts in RAM (tg64 per miss lane, with the CPU
+# pool's threads sleeping at once and polling first, --spin-us) with the tiers' time split.
+# Logs go to OUT_DIR. Usage: scripts/device_architectures.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)]
+set -uo pipefail
+source "$(dirname "$0")/device_common.sh" "$@"
+
+step gpu_tests 420 "$bin/strata_gpu_tests"
+grep -E "FAILED|PASSED|Failure|SKIPPED" "$out/gpu_tests.txt" | head -30
+grep -E "gpu-parity|gpu-tiers|gpu-split" "$out/gpu_tests.txt" | head -60
+for m in llama qwen3 qwen3moe mixtral gptoss qwen3next qwen35moe deepseek3; do
+  step "parity_$m" 120 "$bin/strata" parity --device gpu -m "$data/models/$m.gguf" --ref "$data/models/$m.ref.gguf"
+  grep -E "PASS|FAIL|error|nmse" "$out/parity_$m.txt" | head -4
+done
+
+model=/tmp/strata-synth-${layers}l.gguf
+step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model"
+bench() {  # name args...
+  local name=$1; shift
+  step "bench_$name" 300 "$bin/strata" bench -m "$model" --device gpu "$@"
+  grep -E "pp|tg|experts:|tiers|time" "$out/bench_$name.txt" | head -10
+}
+bench vram -p 512 -n 128 -r 3
+for spin in 0 500; do
+  bench "ram_auto_spin$spin" -p 0 -n 64 -r 2 --expert-slots 0 --spin-us "$spin"
+  bench "ram_cpu_spin$spin" -p 0 -n 64 -r 2 --expert-slots 0 --miss-lane cpu --spin-us "$spin"
+done
+bench ram_stream -p 0 -n 64 -r 2 --expert-slots 0 --miss-lane stream
+rm -f "$model"

@@ -1,0 +1,192 @@
+#pragma once
+// What every GPU forward pass shares, whatever its layers (gpu_llama.cpp: the Llama family and
+// gpt-oss; gpu_hybrid.cpp: Qwen3-Next / Qwen3.5's DeltaNet stacks): the GPUs the layers are
+// shared out over (gpu_shard.h), the KV cache in VRAM, the step loop — embedding, each layer as
+// the architecture queues it, share boundaries, output head — the one-token decode graph, and
+// the blocks more than one architecture uses (grouped-query attention, dense and routed-expert
+// FFNs with the expert tiers hook). An architecture uploads its weights, says which layers keep
+// KV rows and what each layer's input norm is, and queues a layer.
+//
+// Per step the host copies token ids and positions in and logits out; every op in between is
+// queued on the shares' streams without a host wait (MoE routing included). Decode speed at
+// batch 1 is launch-bound, so:
+// - one-token steps with every expert in VRAM run as one graph launch (gpu_decode_graph.h); all
+//   they need per step is read on the device from the positions array;
+// - each residual add is fused with the norm that follows it (the next block's, or the output
+//   norm after the last layer); a block leaves h = the next norm of x, so an architecture's
+//   layer starts from h = its input norm of x and must leave h = next_norm(x);
+// - small steps take the int8 matrix-vector kernel: every norm that writes h also writes it
+//   quantized (hq_), once for all the products that read it.
+// With profiling on (op_profiler.h) every op is bracketed and named, and steps run eagerly.
+// Under --split layer the layers are shared out over several GPUs in order: each share runs its
+// layers on its own stream, and at a boundary the next share's stream waits for the previous
+// one's event and copies the residual x and the normed h (and h as int8) over, peer to peer when
+// the pair allows. The share before a boundary holds a copy of the next layer's input norm, so
+// h is computed as on one GPU and the split gives the same bits.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/rope_table.h"
+#include "backend/gpu/gpu_decode_graph.h"
+#include "backend/gpu/gpu_model.h"
+#include "backend/gpu/gpu_ops.h"
+#include "backend/gpu/gpu_shard.h"
+#include "model/blocks/blocks.h"
+#include "model/model.h"
+
+namespace strata::gpu {
+
+// Device scratch slots of one forward pass (GpuContext::scratch); the MoE plan takes three.
+// Architectures number their own slots from kFirstArchSlot.
+enum Slot : int {
+    kTokens, kPositions, kResidual, kNormed, kQ, kK, kV, kAttnOut, kProj, kGate, kUp, kRouter, kExpertIds,
+    kExpertWeights, kExpertGate, kExpertUp, kExpertOut, kLogits, kQ8Normed, kQ8Attn, kQ8Gate, kOutRows, kOutH,
+    kMoePlan, kFirstArchSlot = kMoePlan + 3,
+};
+
+struct GpuAttentionWeights {
+    DeviceWeight wq, wk, wv, bq, bk, bv, q_norm, k_norm, wo, bo;
+    DeviceWeight sinks;    // gpt-oss: one extra softmax logit per head
+    bool sliding = false;  // attends to the last sliding_window positions only
+};
+struct GpuDenseFfnWeights {
+    DeviceWeight gate, up, down;
+};
+// Routed experts; empty expert matrices when the expert tiers hold them.
+struct GpuMoeWeights {
+    DeviceWeight router, gate_exps, up_exps, down_exps;
+    DeviceWeight router_bias, gate_bias, up_bias, down_bias;  // gpt-oss
+};
+
+// The KV cache of a GPU model: one part per share, holding its layers that keep rows.
+class GpuKvStorage final : public KvCacheStorage {
+public:
+    uint64_t bytes() const override {
+        uint64_t total = 0;
+        for (const auto& c : caches) total += c->bytes();
+        return total;
+    }
+    std::vector<std::unique_ptr<GpuKvCache>> caches;
+};
+
+class GpuTransformer : public Model {
+public:
+    GpuTransformer(const ModelConfig& config, const ComputeOptions& options);
+    std::string device_name() const override;
+    KvCache make_kv_cache(int64_t n_ctx) const override;
+    void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& cpu) override;
+    // Several sequences in one pass (the server's continuous batching): their tokens are
+    // concatenated, so every weight is read once for all of them; attention (and the recurrent
+    // layers) run per sequence on its own cache (and state). Logits equal each sequence's alone up
+    // to the rounding of the kernels a larger batch takes.
+    void forward_multi(std::span<const SequenceStep> steps, CpuContext& cpu) override;
+    bool fuses_sequences() const override { return true; }
+
+protected:
+    // ---- loading, in this order -----------------------------------------------------------------
+    // The shares from the options: the one GPU, or the plan's layer split (checked).
+    Status make_shares();
+    // Which layers keep KV rows (all but the recurrent layers of hybrid stacks); before finish_load.
+    void set_kv_layers(std::vector<bool> has_kv);
+    // Uploads the embedding, output norm and head, the boundary norms (input_norms[il]: each
+    // layer's input norm, host weights), the routing counters and the expert tiers; decides on
+    // the decode graph. After the architecture uploaded its layers.
+    Status finish_load(const GgufFile& file, const Weight& token_embd, const Weight& output_norm, const Weight& output,
+                       const std::vector<Weight>& input_norms);
+
+    // A MoE layer's router (and biases, gpt-oss) and, unless the tiers hold them, its experts.
+    struct ExpertBiases {
+        Weight router, gate, up, down;
+    };
+    Status upload_experts(const MoeFfnWeights& w, const ExpertBiases& biases, size_t share_index, GpuMoeWeights& out);
+
+    size_t share_of(size_t layer) const;
+    GpuShard& share(size_t index) const { return *shares_[index]; }
+    bool tiered(size_t share_index) const;  // this share's routed experts are held by the tiers
+
+    // ---- what an architecture supplies ----------------------------------------------------------
+    // Layer il's input norm on its share's device (the first op of a step and each layer's
+    // predecessor norm into it).
+    virtual const float* input_norm(uint32_t il) const = 0;
+    // Queues layer il for the step's rows (seqs_ says which sequence each belongs to): h =
+    // input_norm(x) on entry; leaves h = next_norm(x). `kv_layer`: the layer's index in its
+    // share's part of each sequence's KV cache (-1: none).
+    virtual void queue_layer(uint32_t il, float* x, float* h, int64_t n, const int32_t* positions, int64_t kv_layer,
+                             const float* next_norm, CpuContext& cpu) = 0;
+    // Device addresses a captured step reads beyond the KV cache (a recurrent state).
+    virtual void add_graph_addresses(std::vector<const void*>&) const {}
+
+    // One sequence's rows of the step being queued: rows [first, first + n), its KV cache and its
+    // recurrent state (hybrid models; null otherwise).
+    struct SeqRows {
+        int64_t first = 0, n = 0;
+        GpuKvStorage* kv = nullptr;
+        RecurrentState* state = nullptr;
+    };
+    std::vector<SeqRows> seqs_;
+    GpuKvCache& cache_of(const SeqRows& s) const { return *s.kv->caches[cur_index_]; }
+    // forward() for one sequence with its state (hybrid models pass theirs).
+    void forward_one(const Batch& batch, KvCache& kv, RecurrentState* state, float* logits, LogitsFor which,
+                     CpuContext& cpu);
+
+    // ---- shared blocks (gpu_transformer_blocks.cpp) ---------------------------------------------
+    // Runs f as the op `name`: bracketed by the profiler's events when profiling, else just f.
+    template <typename F> void op(const char* name, F&& f) {
+        OpScope scope(cur_->ctx(), name);
+        f();
+    }
+    // x += attn(h), h = norm(x) on entry, as attention_block; leaves h = ffn_norm(x).
+    void attention(const GpuAttentionWeights& w, float* x, float* h, int64_t n, const int32_t* positions, int64_t layer,
+                   const float* ffn_norm);
+    // The attention after the projections: q (roped here), k, v → each sequence's cache →
+    // attention → output projection (+ bias) into `proj`; `gate` (optional, rows as the
+    // attention output) scales the output by sigmoid(gate) first (gated attention).
+    void attend_and_project(const GpuAttentionWeights& w, float* q, const float* k, const float* v, int64_t n,
+                            const int32_t* positions, int64_t layer, const GpuRope& rope, const float* gate, float* proj);
+    GpuRope rope_params(int64_t rope_dims) const;
+    // x += down(silu(gate(h)) · up(h)), h = ffn_norm(x) on entry; leaves h = next_norm(x).
+    void dense_ffn(const GpuDenseFfnWeights& w, float* x, float* h, int64_t n, const float* next_norm);
+    // x += Σ_top-k weight · expert(h) (softmax routing; gpt-oss's biases and activation when its
+    // weights have them), h = ffn_norm(x) on entry; leaves h = next_norm(x).
+    void moe_ffn(const GpuMoeWeights& w, int64_t layer, float* x, float* h, int64_t n, const float* next_norm,
+                 CpuContext& cpu);
+    // x (rows × width) quantized for the int8 matrix-vector kernel when a step of n tokens takes
+    // it; null otherwise, and the products read x.
+    const GpuQ8Rows* quantized(const float* x, int64_t rows, int64_t width, int64_t n, int slot, GpuQ8Rows& out);
+    bool takes_int8(int64_t n, int64_t width) const;
+
+    ComputeOptions options_;
+    bool gpt_oss_ = false;  // gpt-oss's routing (softmax over the top k) and clamped SwiGLU experts
+    RopeTable rope_;                          // set when the model's rope needs a table (YaRN) ...
+    std::vector<const double*> rope_freq_;    // ... and its frequencies on each share's device
+    // This forward's h as int8 (written by the norms), or null when the step is too large.
+    GpuQ8Rows hq_view_;
+    const GpuQ8Rows* hq_ = nullptr;
+    GpuShard* cur_ = nullptr;  // the share whose layers are being queued
+    size_t cur_index_ = 0;     // ... and its index
+
+private:
+    std::vector<const void*> graph_addresses(const GpuKvStorage& kv) const;
+    // Queues the pass; the logits of rows out_rows (device row ids, n_out of them) or, when null,
+    // of the last row (LogitsFor::Last) or every row.
+    const float* queue_forward(const int32_t* tokens, const int32_t* positions, int64_t n, LogitsFor which,
+                               const int32_t* out_rows, int64_t n_out, CpuContext& cpu);
+
+    // Off with STRATA_GPU_MATVEC=f32 (for A/B benchmarks of the two matrix-vector kernels).
+    bool int8_matvec_ = true;
+    // Declaration order is destruction order reversed: the graph (which holds the first share's
+    // context) goes before the shares.
+    std::vector<std::unique_ptr<GpuShard>> shares_;
+    std::vector<DeviceWeight> boundary_norms_;  // per share but the last: the next share's first norm
+    std::vector<int64_t> kv_slot_;              // per layer: its index in its share's KV cache, or -1
+    std::vector<int64_t> kv_layers_per_share_;
+    bool peer_access_ = false;
+    std::unique_ptr<DecodeGraph> decode_graph_;  // one-token steps as graphs; no tiers, no profiling
+    DeviceWeight token_embd_, output_norm_, output_;  // on the first, the last and the last share
+};
+
+}  // namespace strata::gpu
