@@ -63,8 +63,10 @@ TEST_P(GpuExpertTiers, MatchesTransformersLogits) {
                     report->nmse, static_cast<long long>(report->top1_agree), static_cast<long long>(report->n_tokens),
                     static_cast<unsigned long long>(st.expert_uses), static_cast<unsigned long long>(st.hits),
                     static_cast<unsigned long long>(st.cpu_experts), static_cast<unsigned long long>(st.streamed_experts));
-        EXPECT_LT(report->nmse, 1e-5);
-        EXPECT_GE(report->top1_agree, report->n_tokens - 1);
+        // As the model parity test: a routing near-tie may flip one position under f16 activations.
+        const double min_top1 = static_cast<double>(report->n_tokens - 1) / static_cast<double>(report->n_tokens);
+        const ParityVerdict verdict = judge_parity(*report, 1e-5, min_top1, 2);
+        EXPECT_TRUE(verdict.pass) << "nmse " << report->nmse << ", " << verdict.outliers.size() << " positions over the limit";
         EXPECT_EQ(st.expert_uses, st.hits + st.cpu_experts + st.streamed_experts);
         EXPECT_EQ(st.routed_pairs, st.hit_pairs + st.cpu_pairs + st.streamed_pairs);
         EXPECT_GT(st.expert_uses, 0u);

@@ -60,7 +60,10 @@ TEST_F(GpuOps, MatmulEveryTypeAndShape) {
     struct Shape { int64_t n_in, n_out, n_tokens, n_matrices, matrix; };
     // From kGpuTiledMinTokens (32) tokens the shared-memory tiled kernel runs: partial row and column tiles.
     const Shape shapes[] = {{256, 64, 1, 1, 0}, {512, 96, 13, 1, 0}, {768, 33, 8, 1, 0}, {256, 40, 3, 4, 2},
-                            {512, 96, 77, 1, 0}, {256, 130, 64, 3, 1}, {768, 64, 32, 1, 0}};
+                            {512, 96, 77, 1, 0}, {256, 130, 64, 3, 1}, {768, 64, 32, 1, 0},
+                            // prompt batches through matrices of very few rows (a router of 4-8
+                            // experts, a shared expert's one-row gate)
+                            {256, 8, 32, 1, 0}, {256, 1, 40, 1, 0}, {256, 4, 33, 1, 0}};
     ThreadPool pool(ThreadPool::Options{.threads = 2});
     CpuContext cpu(pool);
     std::mt19937 rng(2);
@@ -85,6 +88,62 @@ TEST_F(GpuOps, MatmulEveryTypeAndShape) {
             EXPECT_NMSE(name + " vs exact", got, exact_matmul(w, s.matrix, x, s.n_tokens, f16), 1e-10);
         }
     }
+}
+
+// Prompt batches through the small float matrices of the fixtures (rows of 64-128 values, one
+// K slice or two, any number of outputs): the tiled / tensor-core kernels against the exact product.
+TEST_F(GpuOps, SmallFloatMatricesPromptBatch) {
+    std::mt19937 rng(22);
+    for (TensorType type : {TensorType::F16, TensorType::F32}) {
+        for (const int64_t n_in : {64, 128}) {
+            for (const int64_t n_out : {1, 4, 8, 48, 64, 128, 160, 256}) {
+                for (const int64_t n_tokens : {32, 33, 64}) {
+                    HostWeight w = make_weight(type, n_in, n_out, 1, rng);
+                    const std::vector<float> x = random_floats(rng, static_cast<size_t>(n_tokens * n_in));
+                    float* y = device_zeros<float>(static_cast<size_t>(n_tokens * n_out));
+                    const gpu::DeviceWeight dw = to_device(w);
+                    gpu::gpu_matmul(dw, 0, to_device(x), n_tokens, y, ctx());
+                    const bool f16 = gpu::gpu_tiled_matmul_f16(dw, ctx());
+                    EXPECT_NMSE(fmt::format("matmul {} [{}, {}] n={}{}", tensor_type_name(type), n_in, n_out, n_tokens,
+                                            f16 ? " (f16 tensor cores)" : ""),
+                                from_device(y, static_cast<size_t>(n_tokens * n_out)),
+                                exact_matmul(w, 0, x, n_tokens, f16), 1e-10);
+                }
+            }
+        }
+    }
+}
+
+// Float rows that end in a part chunk (a fixture's shared expert of 48): the kernels read the
+// tail value by value; other types and lengths that are not a multiple of 8 are refused.
+TEST_F(GpuOps, FloatRowsWithAPartChunk) {
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    CpuContext cpu(pool);
+    std::mt19937 rng(21);
+    for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::BF16}) {
+        for (const int64_t n_in : {48, 40, 8, 72}) {
+            for (const int64_t n_tokens : {1, 5}) {
+                HostWeight w = make_weight(type, n_in, 37, 1, rng);
+                const std::vector<float> x = random_floats(rng, static_cast<size_t>(n_tokens * n_in));
+                float* y = device_zeros<float>(static_cast<size_t>(n_tokens * 37));
+                gpu::gpu_matmul(to_device(w), 0, to_device(x), n_tokens, y, ctx());
+                EXPECT_NMSE(fmt::format("matmul {} [{}, 37] n={} (part chunk)", tensor_type_name(type), n_in, n_tokens),
+                            from_device(y, static_cast<size_t>(n_tokens * 37)), exact_matmul(w, 0, x, n_tokens), 1e-10);
+            }
+            const HostWeight table = make_weight(type, n_in, 37, 1, rng);
+            const std::vector<int32_t> ids = {36, 0, 7};
+            std::vector<float> want(static_cast<size_t>(3 * n_in));
+            cpu_get_rows(table.view, ids.data(), 3, want.data());
+            float* out = device_zeros<float>(want.size());
+            gpu::gpu_get_rows(to_device(table), to_device(ids), 3, out, ctx());
+            EXPECT_NMSE(fmt::format("get_rows {} [{}, 37] (part chunk)", tensor_type_name(type), n_in),
+                        from_device(out, want.size()), want, 0.0);
+        }
+    }
+    EXPECT_TRUE(gpu::gpu_supports_rows(TensorType::F16, 48));
+    EXPECT_FALSE(gpu::gpu_supports_rows(TensorType::F16, 44));
+    EXPECT_FALSE(gpu::gpu_supports_rows(TensorType::Q8_0, 48));
+    EXPECT_TRUE(gpu::gpu_supports_rows(TensorType::Q8_0, 64));
 }
 
 TEST_F(GpuOps, RmsNorm) {

@@ -32,6 +32,9 @@ struct DeviceWeight {
 
 // Whether the GPU kernels can read this weight type (dequantize-in-kernel dot products).
 bool gpu_supports_type(TensorType type);
+// ... and rows of n values of it: whole 32-value chunks, or for the float types (F32, F16, BF16)
+// any multiple of 8, the last part chunk read value by value (small shared experts of fixtures).
+bool gpu_supports_rows(TensorType type, int64_t n);
 
 struct GpuQ8Rows;  // int8 activations (below)
 

@@ -22,7 +22,7 @@ Result<DeviceWeight> GpuShard::upload(const Weight& w, bool matrix) {
     if (!w) return DeviceWeight{};
     if (auto it = uploaded_.find(w.data); it != uploaded_.end()) return it->second;
     const std::string name = w.info ? w.info->name : std::string("(unnamed)");
-    if (matrix && (!gpu_supports_type(w.type) || w.ne[0] % 32 != 0)) {
+    if (matrix && !gpu_supports_rows(w.type, w.ne[0])) {
         return Status::error("tensor {}: type {} with rows of {} has no GPU kernel yet (run with --device cpu)", name,
                              tensor_type_name(w.type), w.ne[0]);
     }

@@ -17,6 +17,11 @@ bool gpu_supports_type(TensorType type) {
     return dispatch_weight_type(type, [](auto) {});
 }
 
+bool gpu_supports_rows(TensorType type, int64_t n) {
+    if (!gpu_supports_type(type) || n <= 0) return false;
+    return n % 32 == 0 || (is_float_weight(type) && n % 8 == 0);
+}
+
 namespace {
 
 constexpr int kMatmulBlock = 256;   // threads; rows per block = kMatmulBlock / warp size
@@ -27,8 +32,12 @@ constexpr int kGetRowsBlock = 64;   // threads, one 32-value chunk each
 template <TensorType T>
 __global__ void get_rows_kernel(const uint8_t* w, uint64_t row_bytes, int64_t n_in, const int32_t* ids, float* out) {
     const int64_t chunk = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    if (chunk >= n_in / 32) return;
     const int64_t t = blockIdx.y;
+    if constexpr (is_float_weight(T)) {  // a row's last n_in % 32 values, one per thread of the first block
+        const int64_t i = 32 * (n_in / 32) + threadIdx.x;
+        if (blockIdx.x == 0 && i < n_in) out[t * n_in + i] = dequant_value<T>(w + static_cast<uint64_t>(ids[t]) * row_bytes, i);
+    }
+    if (chunk >= n_in / 32) return;
     float v[32];
     dequant_chunk<T>(w + static_cast<uint64_t>(ids[t]) * row_bytes, chunk, v);
     float4* o = reinterpret_cast<float4*>(out + t * n_in + 32 * chunk);
@@ -72,6 +81,16 @@ __global__ void matmul_kernel(const uint8_t* w, uint64_t matrix_bytes, uint64_t 
             acc[j] += s;
         }
     }
+    if constexpr (is_float_weight(T)) {  // rows of float types may end in a part chunk: value by value
+        for (int64_t i = 32 * (n_in / 32) + lane; i < n_in; i += vendor::kWarpSize) {
+            const float wv = dequant_value<T>(row, i);
+#pragma unroll
+            for (int j = 0; j < kCols; ++j) {
+                if (j >= count) break;
+                acc[j] += wv * xin[j][i];
+            }
+        }
+    }
 #pragma unroll
     for (int j = 0; j < kCols; ++j) {
         if (j >= count) break;  // count is the same for the whole warp
@@ -82,8 +101,8 @@ __global__ void matmul_kernel(const uint8_t* w, uint64_t matrix_bytes, uint64_t 
 
 void check_weight(const DeviceWeight& w, const char* op) {
     STRATA_CHECK(w.data != nullptr, op);
-    STRATA_CHECK(w.ne[0] % 32 == 0, "GPU weight rows must be a multiple of 32 values");
-    STRATA_CHECK(gpu_supports_type(w.type), "weight type without a GPU kernel (check gpu_supports_type at load)");
+    STRATA_CHECK(gpu_supports_rows(w.type, w.ne[0]),
+                 "weight type or row length without a GPU kernel (check gpu_supports_rows at load)");
 }
 
 void launch_matmul(const DeviceWeight& w, const float* x, float* y, const Columns& cols, int64_t grid_y, GpuContext& ctx) {
@@ -105,7 +124,7 @@ void launch_matmul(const DeviceWeight& w, const float* x, float* y, const Column
 void gpu_get_rows(const DeviceWeight& w, const int32_t* ids, int64_t n, float* out, GpuContext& ctx) {
     check_weight(w, "gpu_get_rows with an absent weight");
     if (n == 0) return;
-    const dim3 grid(grid_for(w.ne[0] / 32, kGetRowsBlock), static_cast<unsigned>(n));
+    const dim3 grid(std::max(1u, grid_for(w.ne[0] / 32, kGetRowsBlock)), static_cast<unsigned>(n));
     dispatch_weight_type(w.type, [&](auto tag) {
         get_rows_kernel<decltype(tag)::value><<<grid, kGetRowsBlock, 0, stream_of(ctx)>>>(w.data, w.row_bytes, w.ne[0], ids, out);
     });

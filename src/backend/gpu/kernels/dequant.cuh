@@ -58,6 +58,18 @@ template <typename F> bool dispatch_weight_type(TensorType t, F&& f) {
 
 __device__ __forceinline__ float h2f(uint16_t h) { return vendor::half_bits_to_float(h); }
 
+// The float types, whose rows may end in a part chunk (gpu_supports_rows): value i of a row.
+constexpr bool is_float_weight(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
+template <TensorType T> __device__ __forceinline__ float dequant_value(const uint8_t* row, int64_t i) {
+    if constexpr (T == TensorType::F32) {
+        return reinterpret_cast<const float*>(row)[i];
+    } else if constexpr (T == TensorType::F16) {
+        return h2f(reinterpret_cast<const uint16_t*>(row)[i]);
+    } else {
+        return __uint_as_float(static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(row)[i]) << 16);
+    }
+}
+
 // 6-bit scale and min j of a Q4_K/Q5_K super-block (quant/k_quant_search.h get_scale_min_k4).
 __device__ __forceinline__ void scale_min_k4(int j, const uint8_t* packed, int& scale, int& min) {
     if (j < 4) {
