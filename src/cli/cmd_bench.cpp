@@ -264,7 +264,7 @@ int run_bench(const BenchOptions& o) {
                profile);
     }
     if (o.json) {
-        nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch}, {"threads", pool.size()}, {"spin_us", o.spin_us},
+        nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch}, {"threads", pool.size()}, {"spin_us", pool.spin_us()},
                                    {"backend", (*model)->device_name()}};
         if (with_bound) {
             out["memory_bandwidth"] = {{"bytes_per_second", bandwidth.bytes_per_second}, {"threads", bandwidth.threads},
@@ -287,7 +287,10 @@ CommandRegistration registration("bench", "Measure prompt and generation speed (
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
     app.add_option("-r,--repetitions", o->repetitions, "Measured runs per test")->capture_default_str()->check(CLI::Range(1, 1000));
     app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
-    app.add_option("--spin-us", o->spin_us, "Microseconds pool threads poll before sleeping (0: sleep at once)")->capture_default_str();
+    app.add_option("--spin-us", o->spin_us,
+                   "Microseconds pool threads poll before sleeping (0: sleep at once; -1: 500 with 8+ hardware "
+                   "threads, else 0)")
+        ->capture_default_str();
     app.add_option("-b,--batch-size", o->n_batch, "Prompt tokens per forward pass")->capture_default_str()->check(CLI::Range(1, 1 << 16));
     app.add_flag("--json", o->json, "Machine-readable output");
     app.add_flag("!--no-bound", o->bound, "Skip the memory-bandwidth measurement and the decode bound");

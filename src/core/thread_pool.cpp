@@ -64,7 +64,7 @@ int ThreadPool::hardware_threads() {
     return n == 0 ? 1 : static_cast<int>(n);
 }
 
-ThreadPool::ThreadPool(Options options) : spin_time_(std::max(0, options.spin_us)) {
+ThreadPool::ThreadPool(Options options) : spin_time_(resolve_spin_us(options.spin_us)) {
     int threads = options.threads > 0 ? options.threads : hardware_threads();
     if (options.pin) pin_current_thread(0);
     for (int i = 1; i < threads; ++i) {

@@ -3,9 +3,11 @@
 // optionally pinned one per core, because the expert kernels are memory-bound and a thread that
 // migrates loses its cache and its NUMA-local pages. Options::spin_us lets threads poll briefly
 // between tasks instead of sleeping: a decode step issues ~8 parallel_for calls per layer, each a
-// few tens of microseconds apart, and each sleep costs a futex round trip per worker. It is off by
-// default because on a machine with fewer free cores than threads spinning measured 2x slower
-// (bench/results/2026-11-29-cpu-decode).
+// few tens of microseconds apart, and each sleep costs a futex round trip per worker. By default
+// it is on (500 µs) only on machines with at least 8 hardware threads: there it measured 1.1-1.3x
+// faster decode (CPU alone, and the CPU lane of the GPU's expert tiers: bench/results/
+// 2026-11-29-cpu-decode, 2026-11-29-architectures-gpu), while on a 2-core machine with fewer free
+// cores than threads spinning measured 2x slower.
 //
 //   ThreadPool pool(ThreadPool::Options{.threads = 8});
 //   pool.parallel_for(n_rows, [&](int64_t begin, int64_t end, int worker) { ... });
@@ -28,8 +30,13 @@ public:
         bool pin = false;    // pin worker i to CPU i
         // Microseconds a thread polls for the next task (or the caller for the end of one) before
         // sleeping; 0 sleeps at once. Only worth it with a core free for every thread.
-        int spin_us = 0;
+        // kAutoSpin: kAutoSpinUs with at least kAutoSpinMinThreads hardware threads, else 0.
+        int spin_us = kAutoSpin;
     };
+
+    static constexpr int kAutoSpin = -1;
+    static constexpr int kAutoSpinUs = 500;
+    static constexpr int kAutoSpinMinThreads = 8;
 
     explicit ThreadPool(Options options);
     ThreadPool() : ThreadPool(Options{}) {}
@@ -46,6 +53,12 @@ public:
     void parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn);
 
     static int hardware_threads();
+    // The polling time in use (kAutoSpin resolved).
+    int spin_us() const { return static_cast<int>(spin_time_.count()); }
+    static int resolve_spin_us(int spin_us) {
+        if (spin_us != kAutoSpin) return spin_us < 0 ? 0 : spin_us;
+        return hardware_threads() >= kAutoSpinMinThreads ? kAutoSpinUs : 0;
+    }
 
 private:
     void worker_loop(int index);

@@ -88,3 +88,19 @@ TEST(Fp16, KnownEncodings) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+// The default polls only where a core is likely free for every thread (8+ hardware threads).
+TEST(ThreadPoolSpin, AutoResolvesByMachineSizeAndExplicitValuesStay) {
+    const int want = ThreadPool::hardware_threads() >= ThreadPool::kAutoSpinMinThreads ? ThreadPool::kAutoSpinUs : 0;
+    EXPECT_EQ(ThreadPool::resolve_spin_us(ThreadPool::kAutoSpin), want);
+    EXPECT_EQ(ThreadPool(ThreadPool::Options{.threads = 2}).spin_us(), want);
+    EXPECT_EQ(ThreadPool(ThreadPool::Options{.threads = 2, .spin_us = 0}).spin_us(), 0);
+    EXPECT_EQ(ThreadPool(ThreadPool::Options{.threads = 2, .spin_us = 120}).spin_us(), 120);
+    EXPECT_EQ(ThreadPool::resolve_spin_us(-7), 0);
+}
+
+}  // namespace
+}  // namespace strata
