@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The expert tiers' decode lanes on a GPU machine: the tier and parity GPU tests, then the
 # BENCHMARKS.md synthetic Qwen3-30B-A3B with every expert in RAM (tg64 per miss lane) and with a
-# 10 GiB budget, each with the CPU lane on its own thread overlapping the GPU part's queueing
-# (default) and run after it (STRATA_TIERS_SERIAL_CPU=1), the CPU pool sleeping at once or
-# polling (--spin-us 500), alternating so that the A/B pairs share the machine's state.
+# 10 GiB budget, the CPU pool sleeping at once (--spin-us 0) and polling (the default on 8+
+# hardware threads), alternating so that the A/B pairs share the machine's state. (Run 5 of
+# bench/results/2026-11-29-architectures-gpu also compared a CPU lane overlapping the GPU part's
+# queueing, through a switch that was removed with that code.)
 # Logs go to OUT_DIR. Usage: scripts/device_tier_lanes.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)]
 set -uo pipefail
 source "$(dirname "$0")/device_common.sh" "$@"
@@ -18,15 +19,13 @@ bench() {  # name args...
   step "bench_$name" 300 "$bin/strata" bench -m "$model" --device gpu "$@"
   grep -E "tg|pp|experts:" "$out/bench_$name.txt" | head -6
 }
-for spin in 0 500; do
-  for round in 1 2; do
-    bench "ram_auto_spin${spin}_overlap_$round" -p 0 -n 64 -r 2 --expert-slots 0 --spin-us "$spin"
-    STRATA_TIERS_SERIAL_CPU=1 bench "ram_auto_spin${spin}_serial_$round" -p 0 -n 64 -r 2 --expert-slots 0 --spin-us "$spin"
+for round in 1 2; do
+  for spin in 0 -1; do
+    bench "ram_auto_spin${spin}_$round" -p 0 -n 64 -r 2 --expert-slots 0 --spin-us "$spin"
+    bench "ram_cpu_spin${spin}_$round" -p 0 -n 64 -r 2 --expert-slots 0 --miss-lane cpu --spin-us "$spin"
   done
 done
-bench ram_cpu_spin500_overlap -p 0 -n 64 -r 2 --expert-slots 0 --miss-lane cpu --spin-us 500
-STRATA_TIERS_SERIAL_CPU=1 bench ram_cpu_spin500_serial -p 0 -n 64 -r 2 --expert-slots 0 --miss-lane cpu --spin-us 500
-bench budget10_spin500_overlap -p 512 -n 64 -r 2 --vram-budget 10GiB --spin-us 500
-STRATA_TIERS_SERIAL_CPU=1 bench budget10_spin500_serial -p 512 -n 64 -r 2 --vram-budget 10GiB --spin-us 500
-bench ram_pp -p 512 -n 0 -r 2 --expert-slots 0 --spin-us 500
+bench ram_stream -p 0 -n 64 -r 2 --expert-slots 0 --miss-lane stream
+bench budget10 -p 512 -n 64 -r 2 --vram-budget 10GiB
+bench ram_pp -p 512 -n 0 -r 2 --expert-slots 0
 rm -f "$model"
