@@ -18,12 +18,7 @@ for m in llama qwen3 qwen3moe mixtral gptoss qwen3next qwen35moe deepseek3; do
 done
 
 model=/tmp/strata-synth-${layers}l.gguf
-step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model"
-bench() {  # name args...
-  local name=$1; shift
-  step "bench_$name" 300 "$bin/strata" bench -m "$model" --device gpu "$@"
-  grep -E "pp|tg|experts:|tiers|time" "$out/bench_$name.txt" | head -10
-}
+synth_model
 bench vram -p 512 -n 128 -r 3
 for spin in 0 500; do
   bench "ram_auto_spin$spin" -p 0 -n 64 -r 2 --expert-slots 0 --spin-us "$spin"

@@ -1,5 +1,5 @@
-# Shared by the scripts/device_*.sh runs (sourced, not run): their arguments, `step` and the
-# machine description. Every script starts with
+# Shared by the scripts/device_*.sh runs (sourced, not run): their arguments, `step`, `bench`,
+# `synth_model` and the machine description. Every script starts with
 #   source "$(dirname "$0")/device_common.sh" "$@"
 # which reads OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] into $out $bin $data $layers (and leaves
 # further arguments in $extra), makes OUT_DIR, points the tests at TESTDATA and describes the
@@ -11,6 +11,21 @@ step() {  # name timeout command...: runs it, logs to OUT/name.txt, one line to 
   timeout "$limit" "$@" > "$out/$name.txt" 2>&1
   local rc=$?
   echo "$name: exit $rc, $(( $(date +%s) - t )) s" | tee -a "$out/times.txt"
+}
+
+# strata bench -m "$model" with $bench_device (default --device gpu; a script that picks GPUs per
+# run empties it) and ARGS, logged to OUT/bench_NAME.txt; prints its result lines.
+bench_device=(--device gpu)
+bench() {  # name args...
+  local name=$1; shift
+  step "bench_$name" 300 "$bin/strata" bench -m "$model" "${bench_device[@]}" "$@"
+  grep -E "placement|GPU [0-9].*layers|expert tiers|pp|tg|experts:" "$out/bench_$name.txt" | head -16
+}
+
+# The BENCHMARKS.md synthetic Qwen3-30B-A3B with $layers layers into $model (extra synth flags after).
+synth_model() {
+  step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" \
+    --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model" "$@"
 }
 
 describe_machine() {  # GPU, memory and cores, to OUT/machine.txt

@@ -26,13 +26,7 @@ rm -rf /tmp/synthdata
 model=/tmp/strata-synth-${layers}l-skew${skew}.gguf
 skew_flag=()
 [[ "$skew" != 0 ]] && skew_flag=(--router-skew "$skew")
-step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" \
-  "${skew_flag[@]}" -o "$model"
-bench() {  # name args...
-  local name=$1; shift
-  step "bench_$name" 240 "$bin/strata" bench -m "$model" --device gpu "$@"
-  grep -E "placement|expert tiers|pp|tg|experts:" "$out/bench_$name.txt" | head -12
-}
+synth_model "${skew_flag[@]}"
 bench vram -p 512 -n 128 -r 3
 bench vram_depth8192 -p 0 -n 128 -r 2 -d 8192
 step profile_vram 120 "$bin/strata" bench -m "$model" --device gpu -p 0 -n 32 -r 1 --gpu-profile

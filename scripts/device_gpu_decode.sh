@@ -35,13 +35,7 @@ step selftest 120 "$bin/strata" devices --selftest
 tail -30 "$out/selftest.txt"
 
 model=/tmp/strata-synth-${layers}l.gguf
-[[ -f "$model" ]] || step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" \
-  --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model"
-bench() {  # name args...
-  local name=$1; shift
-  step "bench_$name" 200 "$bin/strata" bench -m "$model" --device gpu "$@"
-  grep -E "expert tiers|pp|tg" "$out/bench_$name.txt" | head -8
-}
+[[ -f "$model" ]] || synth_model
 bench vram -p 512 -n 128 -r 3
 STRATA_GPU_MATVEC=f32 bench vram_f32 -p 0 -n 128 -r 3
 bench vram_depth2048 -p 0 -n 64 -r 2 -d 2048

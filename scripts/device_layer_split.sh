@@ -23,12 +23,8 @@ for m in llama qwen3 qwen3moe mixtral; do
 done
 
 model=/tmp/strata-synth-${layers}l.gguf
-step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model"
-bench() {  # name args...
-  local name=$1; shift
-  step "bench_$name" 300 "$bin/strata" bench -m "$model" "$@"
-  grep -E "placement|GPU|layers|expert tiers|pp|tg|experts:|hit" "$out/bench_$name.txt" | head -16
-}
+synth_model
+bench_device=()  # each run names its GPUs
 bench one_vram --device 0 -p 512 -n 128 -r 3
 bench split_vram --gpus "$gpus" -p 512 -n 128 -r 3
 bench one_10g --device 0 -p 512 -n 128 -r 2 --vram-budget 10GiB

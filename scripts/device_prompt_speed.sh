@@ -20,12 +20,7 @@ for m in llama qwen3 qwen3moe mixtral; do
 done
 
 model=/tmp/strata-synth-${layers}l.gguf
-step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model"
-bench() {  # name args...
-  local name=$1; shift
-  step "bench_$name" 300 "$bin/strata" bench -m "$model" --device gpu "$@"
-  grep -E "pp|tg|experts:" "$out/bench_$name.txt" | head -8
-}
+synth_model
 bench tc -p 512 -n 128 -r 3
 STRATA_GPU_TC_ROWS=64 bench tc_rows64 -p 512 -n 0 -r 3
 STRATA_GPU_TENSOR_CORES=0 bench f32 -p 512 -n 0 -r 3

@@ -13,12 +13,7 @@ step gpu_tests 300 "$bin/strata_gpu_tests" --gtest_filter='*Tiers*:*Parity*:*Seq
 grep -E "FAILED|PASSED|over the limit" "$out/gpu_tests.txt" | head -20
 
 model=/tmp/strata-synth-${layers}l.gguf
-step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model"
-bench() {  # name args...
-  local name=$1; shift
-  step "bench_$name" 300 "$bin/strata" bench -m "$model" --device gpu "$@"
-  grep -E "tg|pp|experts:" "$out/bench_$name.txt" | head -6
-}
+synth_model
 for round in 1 2; do
   for spin in 0 -1; do
     bench "ram_auto_spin${spin}_$round" -p 0 -n 64 -r 2 --expert-slots 0 --spin-us "$spin"

@@ -76,4 +76,12 @@ Weight WeightLoader::optional_f32(const std::string& name, std::initializer_list
     return load(name, shape, false, true);
 }
 
+void WeightLoader::embedding_and_head(int64_t n_embd, int64_t n_vocab, Weight& token_embd, Weight& output_norm,
+                                      Weight& output) {
+    token_embd = require("token_embd.weight", {n_embd, n_vocab});
+    output_norm = require_f32("output_norm.weight", {n_embd});
+    output = optional("output.weight", {n_embd, n_vocab});
+    if (!output) output = token_embd;  // tied embeddings
+}
+
 }  // namespace strata

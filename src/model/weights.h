@@ -43,6 +43,10 @@ public:
     Weight require_f32(const std::string& name, std::initializer_list<int64_t> shape);
     Weight optional_f32(const std::string& name, std::initializer_list<int64_t> shape);
 
+    // Every architecture's two ends: token_embd [n_embd, n_vocab], output_norm [n_embd] and output
+    // [n_embd, n_vocab] (token_embd itself when the embeddings are tied).
+    void embedding_and_head(int64_t n_embd, int64_t n_vocab, Weight& token_embd, Weight& output_norm, Weight& output);
+
     const Status& status() const { return status_; }
 
 private:

@@ -19,10 +19,7 @@ Status load_llama_weights(const GgufFile& file, const ModelConfig& c, LlamaWeigh
     const bool gpt_oss = c.arch == "gpt-oss";
     if (gpt_oss && !c.is_moe()) return Status::error("{}: gpt-oss: expected expert_count > 0", file.path());
     WeightLoader w(file);
-    out.token_embd = w.require("token_embd.weight", {e, v});
-    out.output_norm = w.require_f32("output_norm.weight", {e});
-    out.output = w.optional("output.weight", {e, v});
-    if (!out.output) out.output = out.token_embd;  // tied embeddings
+    w.embedding_and_head(e, v, out.token_embd, out.output_norm, out.output);
     out.layers.resize(c.n_layer);
     for (uint32_t il = 0; il < c.n_layer; ++il) {
         const std::string b = "blk." + std::to_string(il) + ".";

@@ -17,10 +17,7 @@ Status load_hybrid_weights(const GgufFile& file, const ModelConfig& c, HybridWei
     const int64_t ff = c.n_ff_expert, n_exp = c.n_expert, ff_sh = c.n_ff_shared_expert;
 
     WeightLoader w(file);
-    out.token_embd = w.require("token_embd.weight", {e, v});
-    out.output_norm = w.require_f32("output_norm.weight", {e});
-    out.output = w.optional("output.weight", {e, v});
-    if (!out.output) out.output = out.token_embd;  // tied embeddings
+    w.embedding_and_head(e, v, out.token_embd, out.output_norm, out.output);
     out.layers.resize(c.n_layer);
     for (uint32_t il = 0; il < c.n_layer; ++il) {
         const std::string b = "blk." + std::to_string(il) + ".";
