@@ -86,7 +86,8 @@ INSTANTIATE_TEST_SUITE_P(Lanes, GpuExpertTiers,
                          ::testing::Values(TierCase{"qwen3moe", 0, "stream"}, TierCase{"qwen3moe", 0, "cpu"},
                                            TierCase{"qwen3moe", 3, "auto"}, TierCase{"qwen3moe", 3, "stream"},
                                            TierCase{"mixtral", 2, "auto"}, TierCase{"mixtral", 0, "cpu"},
-                                           TierCase{"qwen3next", 2, "auto"}, TierCase{"qwen35moe", 0, "cpu"}),
+                                           TierCase{"qwen3next", 2, "auto"}, TierCase{"qwen35moe", 0, "cpu"},
+                                           TierCase{"deepseek3", 2, "auto"}),
                          case_name);
 
 // Streaming every miss runs the same kernels on the same bytes as the all-resident model.

@@ -86,7 +86,8 @@ TEST_P(GpuLayerSplit, EqualsOneGpuBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, GpuLayerSplit,
-                         ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "gptoss", "qwen3next", "qwen35moe"));
+                         ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "gptoss", "qwen3next", "qwen35moe",
+                                           "deepseek3"));
 
 // Planned by the placement, each GPU with its own expert tiers: the logits still match HF
 // transformers', and streaming every miss gives the one-GPU all-resident bits.

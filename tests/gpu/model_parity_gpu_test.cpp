@@ -52,7 +52,7 @@ TEST_P(GpuModelParity, MatchesTransformersLogits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, GpuModelParity, ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "gptoss",
-                                                                       "qwen3next", "qwen35moe"));
+                                                                       "qwen3next", "qwen35moe", "deepseek3"));
 
 // Asking for the GPU where there is none names the reason instead of falling back silently.
 TEST(GpuModelSelection, GpuRequestWithoutGpuIsAnError) {

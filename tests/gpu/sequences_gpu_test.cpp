@@ -159,7 +159,7 @@ TEST_P(GpuFusedSequences, FusedStepsMatchEachAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, GpuFusedSequences,
-                         ::testing::Values("llama", "qwen3moe", "mixtral", "gptoss", "qwen3next", "qwen35moe"));
+                         ::testing::Values("llama", "qwen3moe", "mixtral", "gptoss", "qwen3next", "qwen35moe", "deepseek3"));
 
 }  // namespace
 }  // namespace strata

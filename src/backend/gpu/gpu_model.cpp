@@ -25,7 +25,7 @@ std::string gpu_unavailable_reason() {
 
 bool gpu_supports_architecture(const std::string& arch) {
     return arch == "llama" || arch == "qwen3" || arch == "qwen3moe" || arch == "gpt-oss" || arch == "qwen3next" ||
-           arch == "qwen35moe";
+           arch == "qwen35moe" || arch == "deepseek2";
 }
 
 namespace {
@@ -61,11 +61,13 @@ Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const Compute
     if (!why.empty()) return Status::error("--device gpu: {} (run with --device cpu)", why);
     if (!arch_ok) {
         return Status::error("--device gpu: architecture {} has no GPU forward pass yet (supported: llama, qwen3, "
-                             "qwen3moe, gpt-oss, qwen3next, qwen35moe); run with --device cpu",
+                             "qwen3moe, gpt-oss, qwen3next, qwen35moe, deepseek2); run with --device cpu",
                              config.arch);
     }
     const bool hybrid = config.arch == "qwen3next" || config.arch == "qwen35moe";
-    auto gpu_model = hybrid ? load_gpu_hybrid(file, config, options) : load_gpu_llama_family(file, config, options);
+    auto gpu_model = hybrid                        ? load_gpu_hybrid(file, config, options)
+                     : config.arch == "deepseek2" ? load_gpu_deepseek2(file, config, options)
+                                                  : load_gpu_llama_family(file, config, options);
     if (gpu_model || options.device != ComputeDevice::Auto) return gpu_model;
     // Auto: a model the GPU cannot take yet (a weight type without a kernel, too little VRAM)
     // still runs, on the CPU, and the user learns why.

@@ -119,6 +119,10 @@ protected:
                              const float* next_norm, CpuContext& cpu) = 0;
     // Device addresses a captured step reads beyond the KV cache (a recurrent state).
     virtual void add_graph_addresses(std::vector<const void*>&) const {}
+    // The routing of layer `layer`'s experts when it is not moe_ffn's softmax top-k (DeepSeek's
+    // grouped sigmoid routing): an architecture that sets custom_routing_ writes n rows of k
+    // expert ids and weights from the router logits here, queued on the current share's stream.
+    virtual void route_experts(int64_t layer, const float* logits, int64_t n, int32_t* ids, float* weights) {}
 
     // One sequence's rows of the step being queued: rows [first, first + n), its KV cache and its
     // recurrent state (hybrid models; null otherwise).
@@ -150,8 +154,9 @@ protected:
     GpuRope rope_params(int64_t rope_dims) const;
     // x += down(silu(gate(h)) · up(h)), h = ffn_norm(x) on entry; leaves h = next_norm(x).
     void dense_ffn(const GpuDenseFfnWeights& w, float* x, float* h, int64_t n, const float* next_norm);
-    // x += Σ_top-k weight · expert(h) (softmax routing; gpt-oss's biases and activation when its
-    // weights have them), h = ffn_norm(x) on entry; leaves h = next_norm(x).
+    // x += Σ_top-k weight · expert(h) (softmax routing, or route_experts' with custom_routing_;
+    // gpt-oss's biases and activation when its weights have them), h = ffn_norm(x) on entry;
+    // leaves h = next_norm(x).
     void moe_ffn(const GpuMoeWeights& w, int64_t layer, float* x, float* h, int64_t n, const float* next_norm,
                  CpuContext& cpu);
     // x (rows × width) quantized for the int8 matrix-vector kernel when a step of n tokens takes
@@ -161,6 +166,7 @@ protected:
 
     ComputeOptions options_;
     bool gpt_oss_ = false;  // gpt-oss's routing (softmax over the top k) and clamped SwiGLU experts
+    bool custom_routing_ = false;  // moe_ffn takes its ids and weights from route_experts
     RopeTable rope_;                          // set when the model's rope needs a table (YaRN) ...
     std::vector<const double*> rope_freq_;    // ... and its frequencies on each share's device
     // This forward's h as int8 (written by the norms), or null when the step is too large.

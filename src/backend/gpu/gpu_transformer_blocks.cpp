@@ -114,13 +114,15 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
     float* weights = g.scratch_floats(kExpertWeights, static_cast<uint64_t>(pairs));
     // One token with every expert in VRAM: router, routing and plan in one launch.
     RoutedExperts* routed = cur_->routed();
-    const bool fused_routing = n == 1 && !routed && !L.router_bias && cur_->route_counter(layer) != nullptr;
+    const bool fused_routing =
+        n == 1 && !routed && !L.router_bias && !custom_routing_ && cur_->route_counter(layer) != nullptr;
     if (!fused_routing) op("matmul ffn_gate_inp", [&] { gpu_matmul(L.router, 0, h, n, router, g, hq_); });
     if (L.router_bias) op("add_bias", [&] { gpu_add_bias(router, L.router_bias.f32(), n, n_exp, g); });
     // gpt-oss takes the softmax of the top k logits: the top k of the softmax, renormalized.
     const bool normalize = c.norm_topk_prob || gpt_oss_;
     if (routed) {  // experts not all in VRAM: the tiers compute them (GPU hits, CPU, streamed)
-        op("moe_route", [&] { gpu_moe_route_softmax_topk(router, n, n_exp, k, normalize, ids, weights, g); });
+        if (custom_routing_) route_experts(layer, router, n, ids, weights);
+        else op("moe_route", [&] { gpu_moe_route_softmax_topk(router, n, n_exp, k, normalize, ids, weights, g); });
         op("routed_experts", [&] {
             routed->forward(RoutedExpertsStep{layer, n, e, k, h, hq_, ids, weights, x, next_norm, c.rms_eps, h, hq_}, g,
                              cpu);
@@ -132,6 +134,12 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
         op("moe_router_route_plan_single", [&] {
             plan = gpu_moe_router_route_plan_single(L.router, h, router, k, c.norm_topk_prob, ids, weights, kMoePlan,
                                                          cur_->route_counter(layer), g);
+        });
+    } else if (custom_routing_) {
+        route_experts(layer, router, n, ids, weights);
+        op("moe_plan", [&] {
+            plan = gpu_moe_plan(ids, pairs, n_exp, kMoePlan, g,
+                                gpu_moe_tile_columns(pairs, n_exp, L.gate_exps, L.down_exps));
         });
     } else if (n == 1) {  // one token: k distinct experts, a plan of fixed shape, written by the routing
         op("moe_route_plan_single", [&] {

@@ -29,5 +29,8 @@ Result<std::unique_ptr<Model>> load_gpu_llama_family(const GgufFile&, const Mode
 Result<std::unique_ptr<Model>> load_gpu_hybrid(const GgufFile&, const ModelConfig&, const ComputeOptions&) {
     return no_gpu();
 }
+Result<std::unique_ptr<Model>> load_gpu_deepseek2(const GgufFile&, const ModelConfig&, const ComputeOptions&) {
+    return no_gpu();
+}
 
 }  // namespace strata
