@@ -7,7 +7,7 @@
 
 namespace strata::gpu {
 
-DecodeGraph::DecodeGraph(GpuContext& ctx, int64_t n_vocab) : ctx_(ctx), n_vocab_(n_vocab) {
+DecodeGraph::DecodeGraph(GpuContext& ctx, int64_t n_vocab, int64_t n_embd) : ctx_(ctx), n_vocab_(n_vocab), n_embd_(n_embd) {
     if (const char* v = std::getenv("STRATA_GPU_GRAPHS"); v != nullptr && std::strcmp(v, "0") == 0) enabled_ = false;
 }
 
@@ -19,17 +19,18 @@ void DecodeGraph::disable(const std::string& why) {
 
 void DecodeGraph::queue_step(const Enqueue& enqueue) {
     ctx_.upload(io_.data(), host_io_.data(), 2 * sizeof(int32_t));
-    const float* logits = enqueue(io_.as<int32_t>());
+    const float* logits = enqueue(io_.as<int32_t>(), host_row_.as<float>());
     ctx_.download(host_logits_.data(), logits, static_cast<uint64_t>(n_vocab_) * sizeof(float));
 }
 
-bool DecodeGraph::run(int32_t token, int32_t position, const std::vector<const void*>& addresses, const Enqueue& enqueue,
-                      float* logits) {
+bool DecodeGraph::run(int32_t token, int32_t position, const float* row, const std::vector<const void*>& addresses,
+                      const Enqueue& enqueue, float* logits) {
     if (!enabled_) return false;
     if (!io_) {  // first use: the fixed buffers every captured step copies through
         std::string error;
         io_ = ctx_.pool().allocate(2 * sizeof(int32_t), &error);
         if (!io_ || !host_io_.allocate(2 * sizeof(int32_t), &error) ||
+            !host_row_.allocate(static_cast<uint64_t>(n_embd_) * sizeof(float), &error) ||
             !host_logits_.allocate(static_cast<uint64_t>(n_vocab_) * sizeof(float), &error)) {
             disable(error.empty() ? "no memory for its buffers" : error);
             return false;
@@ -37,6 +38,7 @@ bool DecodeGraph::run(int32_t token, int32_t position, const std::vector<const v
     }
     host_io_.as<int32_t>()[0] = token;
     host_io_.as<int32_t>()[1] = position;
+    std::memcpy(host_row_.data(), row, static_cast<size_t>(n_embd_) * sizeof(float));
     const Key key{ctx_.scratch_generation(), addresses};
 
     if (!(graph_.ready() && key == captured_)) {

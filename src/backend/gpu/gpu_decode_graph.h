@@ -1,7 +1,8 @@
 #pragma once
 // A one-token decode step as one graph launch (device_runtime.h's GpuGraph). The model queues its
-// step through a callback that reads the token id and position from a fixed device buffer; this
-// class owns that buffer, the page-locked host buffers the step's copies use (a graph replays
+// step through a callback that reads the token id and position from a fixed device buffer, and
+// its embedding row (looked up on the host: the table stays in RAM) from a fixed page-locked host
+// buffer; this class owns both, the page-locked buffer the logits come back to (a graph replays
 // copies from the addresses it captured), and the decision when to capture:
 // - the first step with a given set of addresses runs eagerly, so every scratch buffer reaches
 //   its size before a capture bakes the addresses in;
@@ -11,9 +12,9 @@
 // When capture fails, it says so once on stderr and every later step runs eagerly.
 // STRATA_GPU_GRAPHS=0 turns graphs off (to compare, or to rule them out).
 //
-//   DecodeGraph graph(ctx, n_vocab);
-//   if (!graph.run(token, position, cache_addresses, [&](const int32_t* io) { return queue_step(io, io + 1); }, logits))
-//       run_eagerly();
+//   DecodeGraph graph(ctx, n_vocab, n_embd);
+//   const auto step = [&](const int32_t* io, const float* row) { return queue_step(io, io + 1, row); };
+//   if (!graph.run(token, position, embedding_row, cache_addresses, step, logits)) run_eagerly();
 
 #include <cstdint>
 #include <functional>
@@ -27,18 +28,20 @@ namespace strata::gpu {
 class DecodeGraph {
 public:
     // Queues one decode step on the context's stream, reading its token id from io[0] and its
-    // position from io[1] (device memory); returns the device address of its n_vocab logits.
-    using Enqueue = std::function<const float*(const int32_t* io)>;
+    // position from io[1] (device memory) and its n_embd embedding values from `row` (page-locked
+    // host memory, to be copied up by the step); returns the device address of its n_vocab logits.
+    using Enqueue = std::function<const float*(const int32_t* io, const float* row)>;
 
-    DecodeGraph(GpuContext& ctx, int64_t n_vocab);
+    DecodeGraph(GpuContext& ctx, int64_t n_vocab, int64_t n_embd);
     bool enabled() const { return enabled_; }
 
     // Runs the step (token at `position`) and copies its logits to `logits`; false when graphs
     // are off or capture failed, and then nothing ran: the caller runs the step eagerly.
     // `addresses`: the device addresses the step uses that are not context scratch (the KV
     // cache's layers); the graph is kept only while they and the scratch generation stay put.
-    bool run(int32_t token, int32_t position, const std::vector<const void*>& addresses, const Enqueue& enqueue,
-             float* logits);
+    // `row`: the token's embedding (n_embd floats, any host memory; copied in first).
+    bool run(int32_t token, int32_t position, const float* row, const std::vector<const void*>& addresses,
+             const Enqueue& enqueue, float* logits);
 
 private:
     struct Key {
@@ -50,10 +53,10 @@ private:
     void disable(const std::string& why);
 
     GpuContext& ctx_;
-    int64_t n_vocab_;
+    int64_t n_vocab_, n_embd_;
     bool enabled_ = true;
     DeviceBuffer io_;                 // [token, position]
-    PinnedBuffer host_io_, host_logits_;
+    PinnedBuffer host_io_, host_row_, host_logits_;
     GpuGraph graph_;
     Key captured_, warm_;             // what the graph was captured with; what the last eager step used
     bool have_warm_ = false;

@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <vector>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
+
+#include "backend/cpu/matmul.h"
 
 namespace strata::gpu {
 
@@ -85,15 +87,18 @@ void GpuTransformer::forward_one(const Batch& batch, KvCache& kv, RecurrentState
     seqs_.assign(1, SeqRows{0, n, &storage, state});
     GpuContext& g = shares_[0]->ctx();
     g.activate();
+    const float* embedded = embed_on_host(batch.tokens, n, cpu);
     if (n == 1 && decode_graph_ && decode_graph_->enabled()) {
-        const auto step = [&](const int32_t* io) { return queue_forward(io, io + 1, 1, LogitsFor::Last, nullptr, 0, cpu); };
-        if (decode_graph_->run(batch.tokens[0], batch.positions[0], graph_addresses(storage), step, logits)) return;
+        const auto step = [&](const int32_t* io, const float* row) {
+            return queue_forward(row, io + 1, 1, LogitsFor::Last, nullptr, 0, cpu);
+        };
+        if (decode_graph_->run(batch.tokens[0], batch.positions[0], embedded, graph_addresses(storage), step, logits)) {
+            return;
+        }
     }
-    auto* tokens = static_cast<int32_t*>(g.scratch(kTokens, static_cast<uint64_t>(n) * sizeof(int32_t)));
     auto* positions = static_cast<int32_t*>(g.scratch(kPositions, static_cast<uint64_t>(n) * sizeof(int32_t)));
-    g.upload(tokens, batch.tokens, static_cast<uint64_t>(n) * sizeof(int32_t));
     g.upload(positions, batch.positions, static_cast<uint64_t>(n) * sizeof(int32_t));
-    const float* out = queue_forward(tokens, positions, n, which, nullptr, 0, cpu);
+    const float* out = queue_forward(embedded, positions, n, which, nullptr, 0, cpu);
     const int64_t rows = which == LogitsFor::Last ? 1 : n;
     g.download(logits, out, static_cast<uint64_t>(rows) * config_.n_vocab * sizeof(float));
     g.synchronize();  // the first share's stream waited for the last one, which waited for the rest
@@ -132,13 +137,12 @@ void GpuTransformer::forward_multi(std::span<const SequenceStep> steps, CpuConte
     const int64_t n = static_cast<int64_t>(tokens.size()), n_out = static_cast<int64_t>(out_rows.size());
     GpuContext& g = shares_[0]->ctx();
     g.activate();
-    auto* d_tokens = static_cast<int32_t*>(g.scratch(kTokens, static_cast<uint64_t>(n) * sizeof(int32_t)));
+    const float* embedded = embed_on_host(tokens.data(), n, cpu);
     auto* d_positions = static_cast<int32_t*>(g.scratch(kPositions, static_cast<uint64_t>(n) * sizeof(int32_t)));
     auto* d_out_rows = static_cast<int32_t*>(g.scratch(kOutRows, static_cast<uint64_t>(n_out) * sizeof(int32_t)));
-    g.upload(d_tokens, tokens.data(), static_cast<uint64_t>(n) * sizeof(int32_t));
     g.upload(d_positions, positions.data(), static_cast<uint64_t>(n) * sizeof(int32_t));
     g.upload(d_out_rows, out_rows.data(), static_cast<uint64_t>(n_out) * sizeof(int32_t));
-    const float* out = queue_forward(d_tokens, d_positions, n, LogitsFor::All, d_out_rows, n_out, cpu);
+    const float* out = queue_forward(embedded, d_positions, n, LogitsFor::All, d_out_rows, n_out, cpu);
     const uint64_t vocab = config_.n_vocab;
     std::vector<float> logits(static_cast<size_t>(n_out) * vocab);
     g.download(logits.data(), out, logits.size() * sizeof(float));
@@ -195,7 +199,9 @@ Status GpuTransformer::finish_load(const GgufFile& file, const Weight& token_emb
     if (kv_layers_per_share_.empty()) set_kv_layers(std::vector<bool>(config_.n_layer, true));
     GpuShard& first = *shares_.front();
     GpuShard& last = *shares_.back();
-    STRATA_ASSIGN_OR_RETURN(token_embd_, first.upload(token_embd, true));
+    // The embedding table stays in RAM, as the memory plan counts it: a step looks its tokens'
+    // rows up on the host and copies them up (embed_on_host). A tied table is uploaded as the head.
+    token_embd_ = token_embd;
     STRATA_ASSIGN_OR_RETURN(output_norm_, last.upload(output_norm, false));
     STRATA_ASSIGN_OR_RETURN(output_, last.upload(output, true));
     // Each share but the last computes the input norm of the next share's first layer.
@@ -227,7 +233,7 @@ Status GpuTransformer::finish_load(const GgufFile& file, const Weight& token_emb
     // every boundary copy to be a direct one (peer access on).
     const bool any_tiers = std::any_of(shares_.begin(), shares_.end(), [](const auto& sh) { return sh->routed() != nullptr; });
     if (!any_tiers && !first.profiling() && (shares_.size() == 1 || peer_access_)) {
-        decode_graph_ = std::make_unique<DecodeGraph>(first.ctx(), config_.n_vocab);
+        decode_graph_ = std::make_unique<DecodeGraph>(first.ctx(), config_.n_vocab, config_.n_embd);
     }
     return Status::ok();
 }
@@ -276,12 +282,13 @@ std::vector<const void*> GpuTransformer::graph_addresses(const GpuKvStorage& kv)
     return a;
 }
 
-// Queues the whole pass for n tokens (ids and positions on the first share's device); returns the
+// Queues the whole pass for n tokens (their embedding rows in host memory, positions on the
+// first share's device); returns the
 // device logits on the first share: the last row's (LogitsFor::Last) or every row's. Nothing here
 // reads a host value that changes from one decode step to the next, so a step can be captured
 // whole, across shares: each later share copies what it needs from the one before after waiting
 // on its event, and the first share waits for the last before the logits.
-const float* GpuTransformer::queue_forward(const int32_t* tokens, const int32_t* positions, int64_t n, LogitsFor which,
+const float* GpuTransformer::queue_forward(const float* host_rows, const int32_t* positions, int64_t n, LogitsFor which,
                                            const int32_t* out_rows, int64_t n_out, CpuContext& cpu) {
     const ModelConfig& c = config_;
     const int64_t e = c.n_embd;
@@ -306,7 +313,7 @@ const float* GpuTransformer::queue_forward(const int32_t* tokens, const int32_t*
         }
         const int32_t* pos = positions;
         if (s == 0) {
-            op("get_rows token_embd", [&] { gpu_get_rows(token_embd_, tokens, n, x, g); });
+            op("upload embedding rows", [&] { g.upload(x, host_rows, static_cast<uint64_t>(n * e) * sizeof(float)); });
             // Each block leaves h = the next norm of x: the first layer's input norm is the only
             // one computed alone.
             const float* first_norm = c.n_layer == 0 ? output_norm_.f32() : input_norm(0);
@@ -365,6 +372,30 @@ const float* GpuTransformer::queue_forward(const int32_t* tokens, const int32_t*
     float* home_out = home.ctx().scratch_floats(kLogits, logit_count);
     copy_peer_async(home_out, home.ordinal(), out, cur_->ordinal(), logit_count * sizeof(float), home.ctx().stream());
     return home_out;
+}
+
+const float* GpuTransformer::embed_on_host(const int32_t* tokens, int64_t n, CpuContext& cpu) {
+    const int64_t e = config_.n_embd;
+    const uint64_t bytes = static_cast<uint64_t>(n * e) * sizeof(float);
+    if (embedded_.bytes() < bytes) {
+        // Page-locked, so the copy up runs asynchronously; the previous step's copy has finished
+        // (every forward synchronizes before it returns).
+        std::string error;
+        embedded_ = PinnedBuffer();
+        STRATA_CHECK(embedded_.allocate(bytes + bytes / 4, &error), "page-locked memory for the embedding rows");
+    }
+    float* rows = embedded_.as<float>();
+    for (int64_t t = 0; t < n; ++t) {
+        STRATA_CHECK(tokens[t] >= 0 && static_cast<uint32_t>(tokens[t]) < config_.n_vocab, "token id outside the vocabulary");
+    }
+    if (n < 16) {
+        cpu_get_rows(token_embd_, tokens, n, rows);
+    } else {  // a prompt: its rows dequantized by the pool (a few MB of floats)
+        cpu.pool().parallel_for(n, [&](int64_t t0, int64_t t1, int) {
+            cpu_get_rows(token_embd_, tokens + t0, t1 - t0, rows + t0 * e);
+        });
+    }
+    return rows;
 }
 
 const GpuQ8Rows* GpuTransformer::quantized(const float* x, int64_t rows, int64_t width, int64_t n, int slot,

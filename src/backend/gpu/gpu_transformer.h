@@ -177,10 +177,13 @@ protected:
 
 private:
     std::vector<const void*> graph_addresses(const GpuKvStorage& kv) const;
-    // Queues the pass; the logits of rows out_rows (device row ids, n_out of them) or, when null,
-    // of the last row (LogitsFor::Last) or every row.
-    const float* queue_forward(const int32_t* tokens, const int32_t* positions, int64_t n, LogitsFor which,
+    // Queues the pass from the tokens' embedding rows (page-locked host memory); the logits of rows
+    // out_rows (device row ids, n_out of them) or, when null, of the last row (LogitsFor::Last) or
+    // every row.
+    const float* queue_forward(const float* host_rows, const int32_t* positions, int64_t n, LogitsFor which,
                                const int32_t* out_rows, int64_t n_out, CpuContext& cpu);
+    // The tokens' rows of the embedding table (in RAM), dequantized into page-locked memory.
+    const float* embed_on_host(const int32_t* tokens, int64_t n, CpuContext& cpu);
 
     // Off with STRATA_GPU_MATVEC=f32 (for A/B benchmarks of the two matrix-vector kernels).
     bool int8_matvec_ = true;
@@ -192,7 +195,9 @@ private:
     std::vector<int64_t> kv_layers_per_share_;
     bool peer_access_ = false;
     std::unique_ptr<DecodeGraph> decode_graph_;  // one-token steps as graphs; no tiers, no profiling
-    DeviceWeight token_embd_, output_norm_, output_;  // on the first, the last and the last share
+    Weight token_embd_;                  // in RAM (the mapped file), as the memory plan has it
+    PinnedBuffer embedded_;              // a step's embedding rows, copied up by the first share
+    DeviceWeight output_norm_, output_;  // on the last share
 };
 
 }  // namespace strata::gpu
