@@ -28,6 +28,26 @@ synth_model() {
     --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model" "$@"
 }
 
+# `strata serve -m $model --device gpu [ARGS]` with 16 slots, then `strata loadgen` with 1, 4 and
+# 16 concurrent clients against it, logged as OUT/serve_NAME.txt and OUT/serve_load_NAME.txt.
+serve_load() {  # name [serve args...]
+  local name=$1; shift
+  printf '%s' '{% for m in messages %}<{{ m.role }}>{{ m.content }}
+{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}' > /tmp/strata-template.jinja
+  "$bin/strata" serve -m "$model" --device gpu --chat-template /tmp/strata-template.jinja --port 0 --slots 16 \
+    --ctx-size 1024 "$@" > "$out/serve_$name.txt" 2>&1 &
+  local serve_pid=$! port=""
+  for _ in $(seq 1 1200); do
+    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$out/serve_$name.txt" | tail -1)
+    [[ -n "$port" ]] && grep -q "ready in" "$out/serve_$name.txt" && break
+    sleep 0.1
+  done
+  step "serve_load_$name" 300 "$bin/strata" loadgen --url "http://127.0.0.1:$port" --clients 1,4,16 \
+    --requests-per-client 4 --max-tokens 64
+  cat "$out/serve_load_$name.txt"
+  kill "$serve_pid"; wait "$serve_pid" 2> /dev/null
+}
+
 describe_machine() {  # GPU, memory and cores, to OUT/machine.txt
   (env -u LD_LIBRARY_PATH nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; free -g; nproc) \
     > "$out/machine.txt" 2>&1

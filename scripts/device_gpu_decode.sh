@@ -50,20 +50,7 @@ bench ram_cpu -p 0 -n 64 -r 2 --expert-slots 0 --miss-lane cpu
 bench ram_stream -p 0 -n 64 -r 2 --expert-slots 0 --miss-lane stream
 
 # The server under 1, 4 and 16 concurrent clients (strata loadgen), the model on the GPU.
-printf '%s' '{% for m in messages %}<{{ m.role }}>{{ m.content }}
-{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}' > /tmp/strata-template.jinja
-"$bin/strata" serve -m "$model" --device gpu --chat-template /tmp/strata-template.jinja --port 0 --slots 16 \
-  --ctx-size 1024 > "$out/serve.txt" 2>&1 &
-serve_pid=$!
-port=""
-for _ in $(seq 1 1200); do
-  port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$out/serve.txt" | head -1)
-  [[ -n "$port" ]] && grep -q "ready in" "$out/serve.txt" && break
-  sleep 0.1
-done
-step serve_load 300 "$bin/strata" loadgen --url "http://127.0.0.1:$port" --clients 1,4,16 --requests-per-client 4 --max-tokens 64
-cat "$out/serve_load.txt"
-kill "$serve_pid"; wait "$serve_pid" 2> /dev/null
+serve_load vram
 [[ -n "${KEEP_MODEL:-}" ]] || rm -f "$model"
 
 # Skewed routing (a Zipf exponent per layer, BENCHMARKS.md): what the cache policies make of a hot set.

@@ -83,6 +83,10 @@ int run_serve(const ServeOptions& o) {
         template_text = *t;
     }
 
+    // Where the model runs, first: choosing the GPU may run the process again with only that card
+    // visible (cli/self_rerun.h), which must happen before a port is bound and announced.
+    auto compute = o.device.options();
+
     // Signals are taken by one thread with sigwait; every thread started from here inherits the
     // blocked mask, so no handler ever runs inside the engine or an HTTP worker.
     sigset_t signals;
@@ -122,7 +126,6 @@ int run_serve(const ServeOptions& o) {
     // tiers) is decided before loading, from the same file.
     std::shared_ptr<GpuPlacement> placement;
     Result<std::unique_ptr<LoadedModel>> loaded = Status::error("not loaded");
-    auto compute = o.device.options();
     if (!compute) {
         loaded = compute.status();
     } else if (auto file = GgufFile::open(o.model); !file) {
