@@ -38,7 +38,7 @@ std::vector<float> exact_products(const HostWeight& w, const std::vector<float>&
 
 std::vector<TensorType> q8_types() {
     using T = TensorType;
-    return {T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K};
+    return {T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::MXFP4};
 }
 
 class GpuQ8 : public GpuOpTest {};

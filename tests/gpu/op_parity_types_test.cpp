@@ -178,10 +178,10 @@ std::vector<float> exact_products(const HostWeight& w, const std::vector<float>&
 }
 
 // The decoder passes int8 activations (gpu_quantize_q8) with every product; formats the int8
-// kernel does not read (all the i-quants, ternary and MXFP4 formats) must take the float kernels
-// and read x itself. Dense decode rows, and MoE expert products through a one-token plan, a
-// sorted-tile plan and a wide-tile (prompt) plan, the path of MoE models stored as IQ2_XXS,
-// IQ4_XS or MXFP4. Against the exact product of f32 activations: had the int8 activations been
+// kernel does not read (the i-quants but IQ4_NL, and the ternary formats) must take the float
+// kernels and read x itself. Dense decode rows, and MoE expert products through a one-token plan,
+// a sorted-tile plan and a wide-tile (prompt) plan, the path of MoE models stored as IQ2_XXS or
+// IQ4_XS. Against the exact product of f32 activations: had the int8 activations been
 // used, the error would be ~1e-5, not float summation order.
 TEST_F(GpuDequant, FloatKernelsTakeFormatsWithoutInt8Kernel) {
     std::mt19937 rng(12);

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "backend/gpu/kernels/dequant.cuh"
+#include "backend/gpu/kernels/quant_tables.cuh"
 #include "backend/gpu/vendor/runtime.h"
 
 namespace strata::gpu {
@@ -127,6 +128,43 @@ template <TensorType T> struct Q8DotNibbles : Q8DotLegacyUnit {
 };
 template <> struct Q8Dot<TensorType::Q4_0> : Q8DotNibbles<TensorType::Q4_0> {};
 template <> struct Q8Dot<TensorType::Q4_1> : Q8DotNibbles<TensorType::Q4_1> {};
+
+// IQ4_NL (d·level[q], quant/iq4.cpp) and MXFP4 (2^(e−128)·doubled E2M1 level[q], quant/mxfp4.cpp):
+// 32-value blocks whose nibbles pick signed int8 levels from a table; value j is the level of
+// qs[j]'s low nibble (j < 16) or of qs[j − 16]'s high one. The levels are packed four per word
+// for dot4_i8, the block's scale is d and there is no offset (m = 0). MXFP4's blocks are 17 bytes,
+// so its codes are read byte by byte.
+template <TensorType T> struct Q8DotTable : Q8DotLegacyUnit {
+    __device__ static Unit load(const uint8_t* row, int64_t u) {
+        const uint8_t* qs;
+        const int8_t* level;
+        Unit w;
+        if constexpr (T == TensorType::IQ4_NL) {
+            const BlockIq4Nl& b = reinterpret_cast<const BlockIq4Nl*>(row)[u];
+            qs = b.qs, level = tables::kIq4nlValues;
+            w.d = h2f(b.d);
+        } else {
+            const BlockMxfp4& b = reinterpret_cast<const BlockMxfp4*>(row)[u];
+            qs = b.qs, level = tables::kE2M1Doubled;
+            w.d = __uint_as_float(b.e < 2 ? (0x00200000u << b.e) : (static_cast<uint32_t>(b.e - 1) << 23));
+        }
+        w.m = 0.0f;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            uint32_t lo = 0, hi = 0;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const uint8_t q = qs[4 * i + k];
+                lo |= static_cast<uint32_t>(static_cast<uint8_t>(level[q & 0x0F])) << (8 * k);
+                hi |= static_cast<uint32_t>(static_cast<uint8_t>(level[q >> 4])) << (8 * k);
+            }
+            w.lo[i] = static_cast<int>(lo), w.hi[i] = static_cast<int>(hi);
+        }
+        return w;
+    }
+};
+template <> struct Q8Dot<TensorType::IQ4_NL> : Q8DotTable<TensorType::IQ4_NL> {};
+template <> struct Q8Dot<TensorType::MXFP4> : Q8DotTable<TensorType::MXFP4> {};
 
 // Q5_0 (d·(q − 16)) and Q5_1 (d·q + m): Q4's nibbles plus bit j of qh as value j's bit 4.
 template <TensorType T> struct Q8DotFiveBit : Q8DotLegacyUnit {
@@ -246,6 +284,8 @@ template <typename F> bool dispatch_q8_weight_type(TensorType t, F&& f) {
         case T::Q4_K: f(TypeTag<T::Q4_K>{}); return true;
         case T::Q5_K: f(TypeTag<T::Q5_K>{}); return true;
         case T::Q6_K: f(TypeTag<T::Q6_K>{}); return true;
+        case T::IQ4_NL: f(TypeTag<T::IQ4_NL>{}); return true;
+        case T::MXFP4: f(TypeTag<T::MXFP4>{}); return true;
         default: return false;
     }
 }
