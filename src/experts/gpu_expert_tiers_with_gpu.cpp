@@ -255,9 +255,10 @@ public:
             g.upload(d_weights, gpu_weights, static_cast<uint64_t>(pairs) * sizeof(float));
             float* gate = dev_gate_.get<float>(g.pool(), static_cast<uint64_t>(n_sorted * ff));
             float* up = dev_up_.get<float>(g.pool(), static_cast<uint64_t>(n_sorted * ff));
-            // Narrow tiles take the int8 kernel: h as the router's matmul quantized it, the
-            // gate rows quantized per launch set as they are computed.
-            const bool int8 = step.hq != nullptr && tile_width == gpu::kGpuMatmulColumns;
+            // Int8 activations (narrow tiles: the matrix-vector kernel; wide ones: the MMQ tiles,
+            // which is when the step has hq for a prompt batch): h as the router's matmul
+            // quantized it, the gate rows quantized per launch set as they are computed.
+            const bool int8 = step.hq != nullptr;
             gpu::GpuQ8Rows gate_q8;
             if (int8) {
                 gate_q8 = gpu::gpu_q8_view(dev_gate_q8_.get<uint8_t>(g.pool(), gpu::gpu_q8_bytes(n_sorted, ff)), n_sorted, ff);

@@ -17,30 +17,6 @@ namespace {
 
 #if STRATA_HAS_GPU
 
-// y[c] = W_{matrix_of(c)} · x[x_row_of(c)], weights dequantized by the scalar reference, in double.
-template <typename MatrixOf, typename XRowOf>
-std::vector<float> exact_products(const HostWeight& w, const std::vector<float>& x, int64_t n_cols, MatrixOf matrix_of,
-                                  XRowOf x_row_of) {
-    const int64_t n_in = w.view.ne[0], n_out = w.view.ne[1];
-    std::vector<float> row(static_cast<size_t>(n_in)), y(static_cast<size_t>(n_cols * n_out));
-    for (int64_t c = 0; c < n_cols; ++c) {
-        const float* xr = x.data() + x_row_of(c) * n_in;
-        for (int64_t o = 0; o < n_out; ++o) {
-            quant_traits(w.view.type).dequantize_row(w.view.matrix(matrix_of(c)) + static_cast<uint64_t>(o) * w.view.row_bytes,
-                                                     row.data(), n_in);
-            double s = 0.0;
-            for (int64_t i = 0; i < n_in; ++i) s += static_cast<double>(row[static_cast<size_t>(i)]) * xr[i];
-            y[static_cast<size_t>(c * n_out + o)] = static_cast<float>(s);
-        }
-    }
-    return y;
-}
-
-std::vector<TensorType> q8_types() {
-    using T = TensorType;
-    return {T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::MXFP4};
-}
-
 class GpuQ8 : public GpuOpTest {};
 
 TEST_F(GpuQ8, QuantizeMatchesTheDocumentedRule) {

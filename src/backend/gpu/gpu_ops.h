@@ -97,6 +97,10 @@ GpuQ8Rows gpu_q8_view(void* buffer, int64_t n_rows, int64_t n_in);
 void gpu_quantize_q8_rows(const float* x, int64_t first, int64_t n, const GpuQ8Rows& out, GpuContext& ctx);
 // Whether the int8 kernel reads this weight's type and row length.
 bool gpu_matvec_takes_q8(const DeviceWeight& w);
+// Whether prompt batches (from kGpuTiledMinTokens tokens) on this device multiply int8
+// activations on int8 tensor cores (ops_matmul_mmq.cu: CUDA sm_80+, STRATA_GPU_MMQ not 0), for
+// the weights gpu_matvec_takes_q8 accepts; others keep the float tiles.
+bool gpu_prompt_takes_q8(const GpuContext& ctx);
 // Products of one input in one launch: y_i = W_i · x for up to three weights (q, k and v) with
 // rows of the same length. False (nothing queued) unless all take the int8 kernel at n_tokens:
 // then the caller runs gpu_matmul for each.

@@ -24,7 +24,7 @@ struct RoutedExpertsStep {
     int64_t n_embd = 0;
     int64_t k = 0;            // experts per token
     const float* h = nullptr;         // device, n_tokens rows of n_embd: the normed input
-    const GpuQ8Rows* hq = nullptr;    // h as int8 (gpu_quantize_q8) when the step is small, else null
+    const GpuQ8Rows* hq = nullptr;    // h as int8 (gpu_quantize_q8) when the step takes int8 kernels, else null
     const int32_t* ids = nullptr;     // device, n_tokens rows of k expert indices
     const float* weights = nullptr;   // device, n_tokens rows of k combine weights
     float* x = nullptr;               // device residual stream, rows of n_embd: x += Σ w · expert(h)

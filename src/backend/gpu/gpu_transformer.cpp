@@ -406,7 +406,8 @@ const GpuQ8Rows* GpuTransformer::quantized(const float* x, int64_t rows, int64_t
 }
 
 bool GpuTransformer::takes_int8(int64_t n, int64_t width) const {
-    return int8_matvec_ && n < kGpuTiledMinTokens && width % 32 == 0;
+    if (!int8_matvec_ || width % 32 != 0) return false;
+    return n < kGpuTiledMinTokens || gpu_prompt_takes_q8(cur_->ctx());  // prompts: the int8 MMQ tiles
 }
 
 }  // namespace strata::gpu

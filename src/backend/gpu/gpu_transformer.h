@@ -159,8 +159,9 @@ protected:
     // leaves h = next_norm(x).
     void moe_ffn(const GpuMoeWeights& w, int64_t layer, float* x, float* h, int64_t n, const float* next_norm,
                  CpuContext& cpu);
-    // x (rows × width) quantized for the int8 matrix-vector kernel when a step of n tokens takes
-    // it; null otherwise, and the products read x.
+    // x (rows × width) quantized for the int8 kernels when a step of n tokens takes them (decode
+    // and small batches always, prompt batches where gpu_prompt_takes_q8); null otherwise, and the
+    // products read x.
     const GpuQ8Rows* quantized(const float* x, int64_t rows, int64_t width, int64_t n, int slot, GpuQ8Rows& out);
     bool takes_int8(int64_t n, int64_t width) const;
 

@@ -155,14 +155,15 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
     const int64_t ff = L.gate_exps.ne[1];
     float* gate = g.scratch_floats(kExpertGate, static_cast<uint64_t>(pairs * ff));
     float* up = g.scratch_floats(kExpertUp, static_cast<uint64_t>(pairs * ff));
-    // Narrow tiles take the int8 kernel (gate, up and swiglu in one launch when the weights
-    // allow); wide ones the tiled float kernel.
+    // Narrow tiles take the int8 matrix-vector kernel (gate, up and swiglu in one launch when the
+    // weights allow); wide ones the int8 MMQ tiles where the device has them (hq_ is set then),
+    // else the float tiles.
     const bool narrow = plan.tile_columns == kGpuMatmulColumns;
-    const GpuQ8Rows* hx = narrow ? hq_ : nullptr;
+    const GpuQ8Rows* hx = hq_;
     const bool biased = L.gate_bias || L.up_bias || gpt_oss_;
     const GpuExpertActivation act = gpt_oss_ ? GpuExpertActivation::GptOssClampedSwiGlu : GpuExpertActivation::SwiGlu;
     bool fused = false;
-    if (hx && !biased) {
+    if (hx && narrow && !biased) {
         op("matmul_experts gate_up_swiglu", [&] {
             fused = gpu_matvec_q8_swiglu_experts(L.gate_exps, L.up_exps, plan, *hx, MoeRows::Pair, k, gate,
                                                       MoeRows::Pair, g);
@@ -182,7 +183,7 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
     }
     float* out = g.scratch_floats(kExpertOut, static_cast<uint64_t>(pairs * e));
     GpuQ8Rows gq;
-    const GpuQ8Rows* gq_used = narrow ? quantized(gate, pairs, ff, n, kQ8Gate, gq) : nullptr;
+    const GpuQ8Rows* gq_used = quantized(gate, pairs, ff, n, kQ8Gate, gq);
     op("matmul_experts down", [&] { gpu_matmul_experts(L.down_exps, plan, gate, 1, out, g, gq_used); });
     if (L.down_bias) op("moe_add_expert_bias", [&] { gpu_moe_add_expert_bias(out, ids, pairs, e, L.down_bias.f32(), g); });
     op("moe_combine_rms_norm next", [&] {

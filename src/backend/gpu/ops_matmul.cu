@@ -141,6 +141,7 @@ void gpu_matmul(const DeviceWeight& w, int64_t matrix, const float* x, int64_t n
     cols.matrix = matrix;
     const bool tiled = n_tokens >= kGpuTiledMinTokens && tiled_matmul_fits(w);
     if (tiled) {
+        if (xq && launch_matmul_mmq(w, *xq, y, cols, (n_tokens + kGpuTiledColumns - 1) / kGpuTiledColumns, ctx)) return;
         launch_matmul_tiled(w, x, y, cols, (n_tokens + kGpuTiledColumns - 1) / kGpuTiledColumns, ctx);
         return;
     }
@@ -165,6 +166,7 @@ void gpu_matmul_experts_rows(const DeviceWeight& w, const MoePlan& plan, const f
     if (plan.tile_columns > kGpuMatmulColumns) {
         STRATA_CHECK(plan.tile_columns <= kGpuTiledColumns && tiled_matmul_fits(w),
                      "a MoE plan with wide tiles for a weight the tiled kernel cannot read");
+        if (xq && launch_matmul_mmq(w, *xq, y, cols, plan.max_tiles, ctx)) return;
         launch_matmul_tiled(w, x, y, cols, plan.max_tiles, ctx);
         return;
     }

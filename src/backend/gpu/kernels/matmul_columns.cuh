@@ -68,6 +68,11 @@ void launch_matmul_tiled(const DeviceWeight& w, const float* x, float* y, const 
 bool launch_matmul_tensor_cores(const DeviceWeight& w, const float* x, float* y, const Columns& cols, int64_t grid_y,
                                 GpuContext& ctx);
 
+// The same tiles on int8 tensor cores with int8 activations (ops_matmul_mmq.cu); false, and
+// nothing queued, where gpu_prompt_takes_q8 says no or the weight's type has no int8 unpacking.
+bool launch_matmul_mmq(const DeviceWeight& w, const GpuQ8Rows& xq, float* y, const Columns& cols, int64_t grid_y,
+                       GpuContext& ctx);
+
 // Decode and small batches with int8 activations (ops_matvec_q8.cu): tiles of up to
 // kGpuMatmulColumns columns, as the float row-per-warp kernel.
 // one_column: every tile holds one column (one-token steps), which takes a leaner kernel.

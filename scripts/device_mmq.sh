@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Prompt processing on int8 tensor cores (MMQ) and decode launches, in one go on a GPU machine:
+# the GPU tests, `strata parity --device gpu` on every fixture (their 32-token prompts run as one
+# batch, so through the MMQ tiles), then the BENCHMARKS.md synthetic Qwen3-30B-A3B: pp512, pp4096
+# and tg128 with the MMQ kernel and, in the same run, without it (STRATA_GPU_MMQ=0: the f16
+# tensor-core tiles) and without programmatic dependent launch (STRATA_GPU_PDL=0), a 10 GiB
+# budget (experts streamed through the tiers), and per-op profiles of pp512 and of decode.
+# Logs go to OUT_DIR. Usage: scripts/device_mmq.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)]
+set -uo pipefail
+source "$(dirname "$0")/device_common.sh" "$@"
+
+step gpu_tests 420 "$bin/strata_gpu_tests"
+grep -E "FAILED|PASSED|Failure|SKIPPED" "$out/gpu_tests.txt" | head -30
+grep -E "mmq.*FAIL" "$out/gpu_tests.txt" | head -20
+STRATA_GPU_MMQ=0 step gpu_tests_no_mmq 300 "$bin/strata_gpu_tests" --gtest_filter='GpuOps.*:GpuMoe.*:*Parity*'
+grep -E "FAILED|PASSED|Failure" "$out/gpu_tests_no_mmq.txt" | head -8
+for m in llama qwen3 qwen3moe mixtral gptoss qwen3next qwen35moe deepseek3; do
+  step "parity_$m" 120 "$bin/strata" parity --device gpu -m "$data/models/$m.gguf" --ref "$data/models/$m.ref.gguf"
+  grep -E "PASS|FAIL|error|nmse" "$out/parity_$m.txt" | head -4
+done
+
+model=/tmp/strata-synth-${layers}l.gguf
+synth_model
+bench mmq -p 512 -n 128 -r 3
+STRATA_GPU_MMQ=0 bench tc -p 512 -n 0 -r 3
+STRATA_GPU_PDL=0 bench no_pdl -p 0 -n 128 -r 3
+bench mmq_pp4096 -p 4096 -n 0 -r 2 -b 4096
+STRATA_GPU_MMQ=0 bench tc_pp4096 -p 4096 -n 0 -r 2 -b 4096
+bench mmq_budget10 -p 512 -n 64 -r 2 --vram-budget 10GiB
+step profile_pp 120 "$bin/strata" bench -m "$model" --device gpu -p 512 -n 0 -r 1 --gpu-profile
+tail -24 "$out/profile_pp.txt"
+step profile_tg 120 "$bin/strata" bench -m "$model" --device gpu -p 0 -n 32 -r 1 --gpu-profile
+tail -24 "$out/profile_tg.txt"
+rm -f "$model"
