@@ -1,6 +1,7 @@
 // Device discovery, the caching pool and the op context (backend/gpu/device_runtime.h).
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -144,11 +145,40 @@ void DevicePool::trim() {
 
 // ---- GpuContext -------------------------------------------------------------------------------
 
+namespace {
+
+// Compiled for the same targets as every kernel file, so its build stands for theirs.
+__global__ void chained_launch_probe() {}
+
+// STRATA_GPU_PDL=0 launches every kernel plainly (A/B, or to rule chaining out).
+bool chained_launches_allowed() {
+    static const bool allowed = [] {
+        const char* v = std::getenv("STRATA_GPU_PDL");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return allowed;
+}
+
+// Chained launches need sm_90 ("sm_90", "sm_100"; HIP's "gfx..." never) and kernels compiled for it.
+bool chained_launches_work(const DeviceInfo& info) {
+    if (!chained_launches_allowed() || info.arch.rfind("sm_", 0) != 0 || std::atoi(info.arch.c_str() + 3) < 90) {
+        return false;
+    }
+    bool compiled = false;
+    if (!vendor::ok(vendor::chained_launch_compiled(reinterpret_cast<const void*>(&chained_launch_probe), &compiled))) {
+        static_cast<void>(vendor::last_error());  // no image for this device: the first real launch says so
+    }
+    return compiled;
+}
+
+}  // namespace
+
 GpuContext::GpuContext(int ordinal, DevicePool& pool) : pool_(pool) {
     vendor::DeviceProps p;
     STRATA_GPU_CHECK(vendor::device_props(ordinal, &p));
     info_ = DeviceInfo{ordinal, p.name, p.arch, p.total_bytes, p.warp_size, p.multiprocessors};
     STRATA_GPU_CHECK(vendor::set_device(ordinal));
+    chained_launches_ = chained_launches_work(info_);
     vendor::Stream s = nullptr;
     STRATA_GPU_CHECK(vendor::stream_create(&s));
     stream_ = s;

@@ -107,6 +107,10 @@ public:
     void* stream() const { return stream_; }  // the vendor stream, opaque here
     int warp_size() const { return info_.warp_size; }
     const DeviceInfo& device() const { return info_; }
+    // Whether kernels queued with launch_chained (kernels/common.cuh) may start while the kernel
+    // before them drains: a CUDA device of sm_90 or newer running kernels built for it, unless
+    // STRATA_GPU_PDL=0.
+    bool chained_launches() const { return chained_launches_; }
     DevicePool& pool() { return pool_; }
 
     void* scratch(int slot, uint64_t bytes);
@@ -127,6 +131,7 @@ public:
 private:
     DevicePool& pool_;
     DeviceInfo info_;
+    bool chained_launches_ = false;
     void* stream_ = nullptr;
     std::vector<DeviceBuffer> slots_;
     uint64_t scratch_generation_ = 0;

@@ -25,6 +25,7 @@ constexpr int kStoreBlock = 256;
 
 template <typename KV>
 __global__ void kv_store_kernel(const float* src, int64_t dim, int64_t pos0, KV* dst) {
+    vendor::wait_for_previous_kernel();
     const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
     const int64_t t = blockIdx.y;
     if (i < dim) store_kv(dst, (pos0 + t) * dim + i, src[t * dim + i]);
@@ -35,6 +36,7 @@ __global__ void kv_store_kernel(const float* src, int64_t dim, int64_t pos0, KV*
 template <typename KV>
 __global__ void attention_rows_kernel(const float* q, const KV* keys, const KV* values, const int32_t* positions,
                                       int64_t pos0, GpuAttentionParams p, float* out) {
+    vendor::wait_for_previous_kernel();
     __shared__ RowShared<kAttentionMaxWarps> shared;
     const int warp = static_cast<int>(threadIdx.x) / vendor::kWarpSize;
     const int n_warps = static_cast<int>(blockDim.x) / vendor::kWarpSize;
@@ -90,13 +92,16 @@ void gpu_kv_store(const float* k, const float* v, int64_t n_tokens, int64_t pos0
     const dim3 grid_k(grid_for(kv.k_dim(), kStoreBlock), static_cast<unsigned>(n_tokens));
     const dim3 grid_v(grid_for(kv.v_dim(), kStoreBlock), static_cast<unsigned>(n_tokens));
     if (kv.type() == KvType::F16) {
-        kv_store_kernel<<<grid_k, kStoreBlock, 0, stream_of(ctx)>>>(k, kv.k_dim(), pos0, static_cast<uint16_t*>(kv.keys(layer)));
-        kv_store_kernel<<<grid_v, kStoreBlock, 0, stream_of(ctx)>>>(v, kv.v_dim(), pos0, static_cast<uint16_t*>(kv.values(layer)));
+        launch_chained(ctx, kv_store_kernel<uint16_t>, grid_k, kStoreBlock, 0, k, kv.k_dim(), pos0,
+                       static_cast<uint16_t*>(kv.keys(layer)));
+        launch_chained(ctx, kv_store_kernel<uint16_t>, grid_v, kStoreBlock, 0, v, kv.v_dim(), pos0,
+                       static_cast<uint16_t*>(kv.values(layer)));
     } else {
-        kv_store_kernel<<<grid_k, kStoreBlock, 0, stream_of(ctx)>>>(k, kv.k_dim(), pos0, static_cast<float*>(kv.keys(layer)));
-        kv_store_kernel<<<grid_v, kStoreBlock, 0, stream_of(ctx)>>>(v, kv.v_dim(), pos0, static_cast<float*>(kv.values(layer)));
+        launch_chained(ctx, kv_store_kernel<float>, grid_k, kStoreBlock, 0, k, kv.k_dim(), pos0,
+                       static_cast<float*>(kv.keys(layer)));
+        launch_chained(ctx, kv_store_kernel<float>, grid_v, kStoreBlock, 0, v, kv.v_dim(), pos0,
+                       static_cast<float*>(kv.values(layer)));
     }
-    STRATA_GPU_LAUNCHED();
 }
 
 namespace {
@@ -106,15 +111,14 @@ void launch_attention_rows(const AttentionCall& call, GpuContext& ctx) {
     const dim3 grid(static_cast<unsigned>(p.n_head), static_cast<unsigned>(call.n_tokens));
     const int block = call.n_tokens == 1 ? kAttentionBlockDecode : kAttentionBlockBatch;
     if (call.kv->type() == KvType::F16) {
-        attention_rows_kernel<<<grid, block, 0, stream_of(ctx)>>>(
-            call.q, static_cast<const uint16_t*>(call.kv->keys(call.layer)),
-            static_cast<const uint16_t*>(call.kv->values(call.layer)), call.positions, call.pos0, p, call.out);
+        launch_chained(ctx, attention_rows_kernel<uint16_t>, grid, block, 0, call.q,
+                       static_cast<const uint16_t*>(call.kv->keys(call.layer)),
+                       static_cast<const uint16_t*>(call.kv->values(call.layer)), call.positions, call.pos0, p, call.out);
     } else {
-        attention_rows_kernel<<<grid, block, 0, stream_of(ctx)>>>(
-            call.q, static_cast<const float*>(call.kv->keys(call.layer)),
-            static_cast<const float*>(call.kv->values(call.layer)), call.positions, call.pos0, p, call.out);
+        launch_chained(ctx, attention_rows_kernel<float>, grid, block, 0, call.q,
+                       static_cast<const float*>(call.kv->keys(call.layer)),
+                       static_cast<const float*>(call.kv->values(call.layer)), call.positions, call.pos0, p, call.out);
     }
-    STRATA_GPU_LAUNCHED();
 }
 
 // Picks the path by what the host knows for every replay of a captured step: the token count,

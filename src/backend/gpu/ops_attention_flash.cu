@@ -64,6 +64,7 @@ template <typename KV, int D, int BQ, int BK>
 __global__ void __launch_bounds__(kFlashThreads)
     attention_flash_kernel(const float* q, const KV* keys, const KV* values, const int32_t* positions, int64_t pos0,
                            int64_t n_tokens, GpuAttentionParams p, float* out) {
+    vendor::wait_for_previous_kernel();
     using S = FlashShape<KV, D, BQ, BK>;
     constexpr int R = S::kRows, L = S::kLanes;
     __shared__ float qs[BQ][S::kQStride];  // the tile's queries, scaled, zero past head_dim_k
@@ -209,10 +210,9 @@ template <typename KV, int D, int BQ, int BK>
 void launch_flash(const AttentionCall& call, GpuContext& ctx) {
     const int64_t n_tiles = (call.n_tokens + BQ - 1) / BQ;
     const dim3 grid(static_cast<unsigned>(call.p.n_head), static_cast<unsigned>(n_tiles));
-    attention_flash_kernel<KV, D, BQ, BK><<<grid, kFlashThreads, 0, stream_of(ctx)>>>(
-        call.q, static_cast<const KV*>(call.kv->keys(call.layer)), static_cast<const KV*>(call.kv->values(call.layer)),
-        call.positions, call.pos0, call.n_tokens, call.p, call.out);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, attention_flash_kernel<KV, D, BQ, BK>, grid, kFlashThreads, 0, call.q,
+                   static_cast<const KV*>(call.kv->keys(call.layer)), static_cast<const KV*>(call.kv->values(call.layer)),
+                   call.positions, call.pos0, call.n_tokens, call.p, call.out);
 }
 
 }  // namespace

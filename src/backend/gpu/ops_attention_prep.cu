@@ -21,6 +21,7 @@ template <typename KV>
 __global__ void qk_norm_rope_store_kernel(float* q, const float* k, const float* v, int64_t n_head, int64_t n_head_kv,
                                           int64_t head_dim_v, const float* q_norm, const float* k_norm, float eps,
                                           GpuRope rope, const int32_t* positions, KV* keys, KV* values) {
+    vendor::wait_for_previous_kernel();
     __shared__ float head[kGpuMaxHeadDim];
     __shared__ float reduce[kMaxWarpsPerBlock];
     const int64_t t = blockIdx.y;
@@ -82,15 +83,14 @@ void gpu_qk_norm_rope_store(float* q, const float* k, const float* v, int64_t n_
     const dim3 grid(static_cast<unsigned>(n_head + n_head_kv), static_cast<unsigned>(n_tokens));
     const int64_t head_dim_v = kv.v_dim() / n_head_kv;
     if (kv.type() == KvType::F16) {
-        qk_norm_rope_store_kernel<<<grid, kPrepBlock, 0, stream_of(ctx)>>>(
-            q, k, v, n_head, n_head_kv, head_dim_v, q_norm, k_norm, eps, rope, positions,
-            static_cast<uint16_t*>(kv.keys(layer)), static_cast<uint16_t*>(kv.values(layer)));
+        launch_chained(ctx, qk_norm_rope_store_kernel<uint16_t>, grid, kPrepBlock, 0, q, k, v, n_head, n_head_kv,
+                       head_dim_v, q_norm, k_norm, eps, rope, positions, static_cast<uint16_t*>(kv.keys(layer)),
+                       static_cast<uint16_t*>(kv.values(layer)));
     } else {
-        qk_norm_rope_store_kernel<<<grid, kPrepBlock, 0, stream_of(ctx)>>>(
-            q, k, v, n_head, n_head_kv, head_dim_v, q_norm, k_norm, eps, rope, positions,
-            static_cast<float*>(kv.keys(layer)), static_cast<float*>(kv.values(layer)));
+        launch_chained(ctx, qk_norm_rope_store_kernel<float>, grid, kPrepBlock, 0, q, k, v, n_head, n_head_kv,
+                       head_dim_v, q_norm, k_norm, eps, rope, positions, static_cast<float*>(kv.keys(layer)),
+                       static_cast<float*>(kv.values(layer)));
     }
-    STRATA_GPU_LAUNCHED();
 }
 
 }  // namespace strata::gpu

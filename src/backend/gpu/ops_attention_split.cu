@@ -53,6 +53,7 @@ template <typename KV>
 __global__ void __launch_bounds__(kSplitThreads)
     attention_split_kernel(const float* q, const KV* keys, const KV* values, const int32_t* positions, int64_t pos0,
                            GpuAttentionParams p, int n_split, float* part_ml, float* part_acc) {
+    vendor::wait_for_previous_kernel();
     __shared__ RowShared<kSplitMaxWarps> shared;
     const int warp = static_cast<int>(threadIdx.x) / vendor::kWarpSize;
     const int n_warps = static_cast<int>(blockDim.x) / vendor::kWarpSize;
@@ -94,6 +95,7 @@ __global__ void __launch_bounds__(kSplitThreads)
 __global__ void __launch_bounds__(kMergeThreads)
     attention_merge_kernel(const float* part_ml, const float* part_acc, int n_split, GpuAttentionParams p, float* out,
                            GpuQ8Rows q8) {
+    vendor::wait_for_previous_kernel();
     __shared__ float weight[kSplitMaxSlices];
     const int64_t h = blockIdx.x, t = blockIdx.y;
     const int64_t first = (t * p.n_head + h) * n_split;
@@ -179,20 +181,15 @@ GroupedConfig grouped_config(const AttentionCall& call) {
 
 template <typename KV>
 void launch_grouped(const AttentionCall& call, int dims, int n_split, float* part_ml, float* part_acc,
-                    vendor::Stream stream) {
+                    const GpuContext& ctx) {
     const GpuAttentionParams& p = call.p;
     const dim3 grid(static_cast<unsigned>(p.n_head_kv), static_cast<unsigned>(n_split),
                     static_cast<unsigned>(call.n_tokens));
     const auto* k = static_cast<const KV*>(call.kv->keys(call.layer));
     const auto* v = static_cast<const KV*>(call.kv->values(call.layer));
-    if (dims == 64) {
-        attention_decode_grouped_kernel<KV, 64><<<grid, kDecodeThreads, 0, stream>>>(
-            call.q, k, v, call.positions, call.pos0, p, n_split, part_ml, part_acc);
-    } else {
-        attention_decode_grouped_kernel<KV, 128><<<grid, kDecodeThreads, 0, stream>>>(
-            call.q, k, v, call.positions, call.pos0, p, n_split, part_ml, part_acc);
-    }
-    STRATA_GPU_LAUNCHED();
+    const auto kernel = dims == 64 ? attention_decode_grouped_kernel<KV, 64> : attention_decode_grouped_kernel<KV, 128>;
+    launch_chained(ctx, kernel, grid, kDecodeThreads, 0, call.q, k, v, call.positions, call.pos0, p, n_split, part_ml,
+                   part_acc);
 }
 
 }  // namespace
@@ -231,36 +228,33 @@ bool launch_attention_split(const AttentionCall& call, int n_split, GpuContext& 
     const auto scratch_floats = static_cast<uint64_t>(max_entries * (2 + kGpuMaxHeadDim));
     float* part_ml = ctx.scratch_floats(kGpuAttentionScratchSlot, scratch_floats);
     float* part_acc = part_ml + 2 * entries;
-    const vendor::Stream stream = stream_of(ctx);
     const bool f16 = call.kv->type() == KvType::F16;
     if (const GroupedConfig g = grouped_config(call); g.dims > 0) {
         if (f16) {
-            launch_grouped<uint16_t>(call, g.dims, n_split, part_ml, part_acc, stream);
+            launch_grouped<uint16_t>(call, g.dims, n_split, part_ml, part_acc, ctx);
         } else {
-            launch_grouped<float>(call, g.dims, n_split, part_ml, part_acc, stream);
+            launch_grouped<float>(call, g.dims, n_split, part_ml, part_acc, ctx);
         }
     } else {
         const dim3 grid(static_cast<unsigned>(p.n_head), static_cast<unsigned>(n_split),
                         static_cast<unsigned>(call.n_tokens));
         if (f16) {
-            attention_split_kernel<<<grid, kSplitThreads, 0, stream>>>(
-                call.q, static_cast<const uint16_t*>(call.kv->keys(call.layer)),
-                static_cast<const uint16_t*>(call.kv->values(call.layer)), call.positions, call.pos0, p, n_split,
-                part_ml, part_acc);
+            launch_chained(ctx, attention_split_kernel<uint16_t>, grid, kSplitThreads, 0, call.q,
+                           static_cast<const uint16_t*>(call.kv->keys(call.layer)),
+                           static_cast<const uint16_t*>(call.kv->values(call.layer)), call.positions, call.pos0, p,
+                           n_split, part_ml, part_acc);
         } else {
-            attention_split_kernel<<<grid, kSplitThreads, 0, stream>>>(
-                call.q, static_cast<const float*>(call.kv->keys(call.layer)),
-                static_cast<const float*>(call.kv->values(call.layer)), call.positions, call.pos0, p, n_split,
-                part_ml, part_acc);
+            launch_chained(ctx, attention_split_kernel<float>, grid, kSplitThreads, 0, call.q,
+                           static_cast<const float*>(call.kv->keys(call.layer)),
+                           static_cast<const float*>(call.kv->values(call.layer)), call.positions, call.pos0, p,
+                           n_split, part_ml, part_acc);
         }
-        STRATA_GPU_LAUNCHED();
     }
     const bool q8 = call.q8_out.q != nullptr && p.head_dim_v % 32 == 0;
     STRATA_CHECK(!q8 || call.q8_out.n_in == p.n_head * p.head_dim_v, "gpu_attention: int8 output of another row width");
     const dim3 merge_grid(static_cast<unsigned>(p.n_head), static_cast<unsigned>(call.n_tokens));
-    attention_merge_kernel<<<merge_grid, kMergeThreads, 0, stream>>>(part_ml, part_acc, n_split, p, call.out,
-                                                                     q8 ? call.q8_out : GpuQ8Rows{});
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, attention_merge_kernel, merge_grid, kMergeThreads, 0, part_ml, part_acc, n_split, p, call.out,
+                   q8 ? call.q8_out : GpuQ8Rows{});
     return q8;
 }
 

@@ -15,6 +15,7 @@ constexpr int kRowBlock = 256;   // threads per row for per-row reductions
 constexpr int kElemBlock = 256;  // threads per block for element-wise ops
 
 __global__ void rms_norm_kernel(const float* x, const float* weight, int64_t n, float eps, float* out, GpuQ8Rows q8) {
+    vendor::wait_for_previous_kernel();
     __shared__ float shared[kMaxWarpsPerBlock];
     const float* xr = x + blockIdx.x * n;
     float sum = 0.0f;
@@ -25,6 +26,7 @@ __global__ void rms_norm_kernel(const float* x, const float* weight, int64_t n, 
 // One thread per rotated pair of one head of one token. theta in double, as the CPU reference
 // and HF's inv_freq: at positions in the tens of thousands a float angle is off by ~1e-3 rad.
 __global__ void rope_kernel(float* x, int64_t n_head, GpuRope p, const int32_t* positions) {
+    vendor::wait_for_previous_kernel();
     const int64_t half = p.rope_dims / 2;
     const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;  // pair within the head
     const int64_t h = blockIdx.y, t = blockIdx.z;
@@ -39,6 +41,7 @@ __global__ void rope_kernel(float* x, int64_t n_head, GpuRope p, const int32_t* 
 }
 
 __global__ void swiglu_kernel(float* gate, const float* up, int64_t n) {
+    vendor::wait_for_previous_kernel();
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         const float g = gate[i];
@@ -47,6 +50,7 @@ __global__ void swiglu_kernel(float* gate, const float* up, int64_t n) {
 }
 
 __global__ void add_kernel(float* x, const float* y, int64_t n) {
+    vendor::wait_for_previous_kernel();
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         x[i] += y[i];
@@ -54,6 +58,7 @@ __global__ void add_kernel(float* x, const float* y, int64_t n) {
 }
 
 __global__ void add_bias_kernel(float* x, const float* bias, int64_t n_rows, int64_t n) {
+    vendor::wait_for_previous_kernel();
     const int64_t total = n_rows * n;
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -62,6 +67,7 @@ __global__ void add_bias_kernel(float* x, const float* bias, int64_t n_rows, int
 }
 
 __global__ void softmax_kernel(float* x, int64_t n) {
+    vendor::wait_for_previous_kernel();
     __shared__ float shared[kMaxWarpsPerBlock];
     float* xr = x + blockIdx.x * n;
     float m = -INFINITY;
@@ -88,9 +94,8 @@ unsigned elementwise_grid(int64_t n, const GpuContext& ctx) {
 void gpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out, GpuContext& ctx,
                   const GpuQ8Rows* q8) {
     if (n_rows == 0) return;
-    rms_norm_kernel<<<static_cast<unsigned>(n_rows), kRowBlock, 0, stream_of(ctx)>>>(x, weight, n, eps, out,
-                                                                                  q8_target(q8, n));
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, rms_norm_kernel, static_cast<unsigned>(n_rows), kRowBlock, 0, x, weight, n, eps, out,
+                   q8_target(q8, n));
 }
 
 void gpu_rope(float* x, int64_t n_tokens, int64_t n_head, const GpuRope& p, const int32_t* positions, GpuContext& ctx) {
@@ -98,32 +103,27 @@ void gpu_rope(float* x, int64_t n_tokens, int64_t n_head, const GpuRope& p, cons
     if (n_tokens == 0 || p.rope_dims == 0) return;
     const int block = 64;
     const dim3 grid(grid_for(p.rope_dims / 2, block), static_cast<unsigned>(n_head), static_cast<unsigned>(n_tokens));
-    rope_kernel<<<grid, block, 0, stream_of(ctx)>>>(x, n_head, p, positions);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, rope_kernel, grid, block, 0, x, n_head, p, positions);
 }
 
 void gpu_swiglu(float* gate, const float* up, int64_t n, GpuContext& ctx) {
     if (n == 0) return;
-    swiglu_kernel<<<elementwise_grid(n, ctx), kElemBlock, 0, stream_of(ctx)>>>(gate, up, n);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, swiglu_kernel, elementwise_grid(n, ctx), kElemBlock, 0, gate, up, n);
 }
 
 void gpu_add(float* x, const float* y, int64_t n, GpuContext& ctx) {
     if (n == 0) return;
-    add_kernel<<<elementwise_grid(n, ctx), kElemBlock, 0, stream_of(ctx)>>>(x, y, n);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, add_kernel, elementwise_grid(n, ctx), kElemBlock, 0, x, y, n);
 }
 
 void gpu_add_bias(float* x, const float* bias, int64_t n_rows, int64_t n, GpuContext& ctx) {
     if (n_rows * n == 0) return;
-    add_bias_kernel<<<elementwise_grid(n_rows * n, ctx), kElemBlock, 0, stream_of(ctx)>>>(x, bias, n_rows, n);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, add_bias_kernel, elementwise_grid(n_rows * n, ctx), kElemBlock, 0, x, bias, n_rows, n);
 }
 
 void gpu_softmax(float* x, int64_t n_rows, int64_t n, GpuContext& ctx) {
     if (n_rows == 0) return;
-    softmax_kernel<<<static_cast<unsigned>(n_rows), kRowBlock, 0, stream_of(ctx)>>>(x, n);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, softmax_kernel, static_cast<unsigned>(n_rows), kRowBlock, 0, x, n);
 }
 
 }  // namespace strata::gpu

@@ -15,6 +15,7 @@ constexpr int kRowBlock = 1024;  // at most kMaxBlock: block_sum's shared array 
 
 __global__ void add_rms_norm_kernel(float* x, const float* y, const float* weight, int64_t n, float eps, float* out,
                                     GpuQ8Rows q8) {
+    vendor::wait_for_previous_kernel();
     __shared__ float shared[kMaxWarpsPerBlock];
     float* xr = x + blockIdx.x * n;
     const float* yr = y + blockIdx.x * n;
@@ -29,6 +30,7 @@ __global__ void add_rms_norm_kernel(float* x, const float* y, const float* weigh
 
 __global__ void moe_combine_rms_norm_kernel(const float* expert_out, const float* weights, int64_t k, int64_t n,
                                             float* x, const float* weight, float eps, float* out, GpuQ8Rows q8) {
+    vendor::wait_for_previous_kernel();
     __shared__ float shared[kMaxWarpsPerBlock];
     const int64_t t = blockIdx.x;
     float* xr = x + t * n;
@@ -49,18 +51,16 @@ __global__ void moe_combine_rms_norm_kernel(const float* expert_out, const float
 void gpu_add_rms_norm(float* x, const float* y, const float* weight, int64_t n_rows, int64_t n, float eps, float* out,
                       GpuContext& ctx, const GpuQ8Rows* q8) {
     if (n_rows == 0) return;
-    add_rms_norm_kernel<<<static_cast<unsigned>(n_rows), kRowBlock, 0, stream_of(ctx)>>>(x, y, weight, n, eps, out,
-                                                                                        q8_target(q8, n));
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, add_rms_norm_kernel, static_cast<unsigned>(n_rows), kRowBlock, 0, x, y, weight, n, eps, out,
+                   q8_target(q8, n));
 }
 
 void gpu_moe_combine_rms_norm(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n,
                               float* x, const float* weight, float eps, float* out, GpuContext& ctx,
                               const GpuQ8Rows* q8) {
     if (n_tokens == 0) return;
-    moe_combine_rms_norm_kernel<<<static_cast<unsigned>(n_tokens), kRowBlock, 0, stream_of(ctx)>>>(
-        expert_out, weights, k, n, x, weight, eps, out, q8_target(q8, n));
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, moe_combine_rms_norm_kernel, static_cast<unsigned>(n_tokens), kRowBlock, 0, expert_out, weights,
+                   k, n, x, weight, eps, out, q8_target(q8, n));
 }
 
 }  // namespace strata::gpu

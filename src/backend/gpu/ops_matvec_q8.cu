@@ -26,6 +26,7 @@ constexpr int kMatvecBlock = 128;  // threads; rows per block = kMatvecBlock / l
 
 // One 32-value block per 32 consecutive threads (kernels/q8_quantize.cuh).
 __global__ void quantize_q8_kernel(const float* x, int64_t n_in, int8_t* q, float* ds) {
+    vendor::wait_for_previous_kernel();
     const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
     const int64_t r = blockIdx.y;
     const bool in = i < n_in;  // n_in is a multiple of 32: a 32-lane group is all in or all out
@@ -119,6 +120,7 @@ __device__ __forceinline__ void matvec_rows(const MatvecPart& part, unsigned blo
 // The part of this block, then its format's rows (a branch the whole block takes alike).
 template <int kLanes, bool kSwiglu, int kCols>
 __global__ void matvec_q8_kernel(MatvecJob job, int64_t n_in, GpuQ8Rows xq, Columns cols) {
+    vendor::wait_for_previous_kernel();
     int p = 0;
     for (int i = 1; i < job.n_parts; ++i) {
         if (blockIdx.x >= job.part[i].first_block) p = i;
@@ -179,10 +181,8 @@ void gpu_quantize_q8_rows(const float* x, int64_t first, int64_t n, const GpuQ8R
     if (n == 0) return;
     const int64_t n_in = out.n_in;
     const dim3 grid(grid_for(n_in, kQuantizeBlock), static_cast<unsigned>(n));
-    quantize_q8_kernel<<<grid, kQuantizeBlock, 0, stream_of(ctx)>>>(x + first * n_in, n_in,
-                                                                   const_cast<int8_t*>(out.q) + first * n_in,
-                                                                   const_cast<float*>(out.ds) + first * (n_in / 16));
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, quantize_q8_kernel, grid, kQuantizeBlock, 0, x + first * n_in, n_in,
+                   const_cast<int8_t*>(out.q) + first * n_in, const_cast<float*>(out.ds) + first * (n_in / 16));
 }
 
 GpuQ8Rows gpu_quantize_q8(const float* x, int64_t n_rows, int64_t n_in, int scratch_slot, GpuContext& ctx) {
@@ -195,10 +195,11 @@ namespace {
 
 template <bool kSwiglu, int kCols>
 void launch_kernel(int lanes, dim3 grid, const MatvecJob& job, int64_t n_in, const GpuQ8Rows& xq, const Columns& cols,
-                   vendor::Stream s) {
-    if (lanes == 32) matvec_q8_kernel<32, kSwiglu, kCols><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
-    else if (lanes == 16) matvec_q8_kernel<16, kSwiglu, kCols><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
-    else matvec_q8_kernel<8, kSwiglu, kCols><<<grid, kMatvecBlock, 0, s>>>(job, n_in, xq, cols);
+                   const GpuContext& ctx) {
+    const auto kernel = lanes == 32   ? matvec_q8_kernel<32, kSwiglu, kCols>
+                        : lanes == 16 ? matvec_q8_kernel<16, kSwiglu, kCols>
+                                      : matvec_q8_kernel<8, kSwiglu, kCols>;
+    launch_chained(ctx, kernel, grid, kMatvecBlock, 0, job, n_in, xq, cols);
 }
 
 // Queues a job over the parts' rows (lane groups sized by the first part's row). one_column: every
@@ -214,16 +215,14 @@ void launch_job(MatvecJob& job, int64_t n_in, bool swiglu, bool one_column, cons
         blocks += grid_for(job.part[i].n_out, rows_per_block);
     }
     const dim3 grid(blocks, static_cast<unsigned>(grid_y));
-    const auto s = stream_of(ctx);
     constexpr int kWide = kGpuMatmulColumns;
     if (swiglu) {
-        if (one_column) launch_kernel<true, 1>(lanes, grid, job, n_in, xq, cols, s);
-        else launch_kernel<true, kWide>(lanes, grid, job, n_in, xq, cols, s);
+        if (one_column) launch_kernel<true, 1>(lanes, grid, job, n_in, xq, cols, ctx);
+        else launch_kernel<true, kWide>(lanes, grid, job, n_in, xq, cols, ctx);
     } else {
-        if (one_column) launch_kernel<false, 1>(lanes, grid, job, n_in, xq, cols, s);
-        else launch_kernel<false, kWide>(lanes, grid, job, n_in, xq, cols, s);
+        if (one_column) launch_kernel<false, 1>(lanes, grid, job, n_in, xq, cols, ctx);
+        else launch_kernel<false, kWide>(lanes, grid, job, n_in, xq, cols, ctx);
     }
-    STRATA_GPU_LAUNCHED();
 }
 
 MatvecPart part_of(const DeviceWeight& w, float* y) {

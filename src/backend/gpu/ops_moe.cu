@@ -24,6 +24,7 @@ __device__ __forceinline__ bool ranks_before(float p, int e, float q, int f) { r
 
 __global__ void route_kernel(const float* logits, int64_t n_tokens, int n_expert, int k, bool normalize, int32_t* ids,
                              float* weights) {
+    vendor::wait_for_previous_kernel();
     const int lane = static_cast<int>(threadIdx.x) % vendor::kWarpSize;
     const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x / vendor::kWarpSize) + threadIdx.x / vendor::kWarpSize;
     if (t >= n_tokens) return;
@@ -64,6 +65,7 @@ __global__ void route_kernel(const float* logits, int64_t n_tokens, int n_expert
 // into expert order. Order within an expert does not matter (each pair has its own output row).
 __global__ void plan_kernel(const int32_t* ids, int64_t n_pairs, int n_expert, int tile_columns, int32_t* sorted,
                             int32_t* tiles, int32_t* n_tiles) {
+    vendor::wait_for_previous_kernel();
     extern __shared__ int32_t shared[];
     int32_t* count = shared;
     int32_t* cursor = shared + n_expert;
@@ -91,6 +93,7 @@ __global__ void plan_kernel(const int32_t* ids, int64_t n_pairs, int n_expert, i
 
 __global__ void combine_kernel(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n,
                                float* x) {
+    vendor::wait_for_previous_kernel();
     const int64_t total = n_tokens * n;
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -108,9 +111,8 @@ void gpu_moe_route_softmax_topk(const float* logits, int64_t n_tokens, int64_t n
     STRATA_CHECK(k > 0 && k <= n_expert && n_expert <= kMaxExperts, "gpu_moe_route: need 0 < k <= n_expert <= 4096");
     if (n_tokens == 0) return;
     const int64_t tokens_per_block = kRouteBlock / ctx.warp_size();
-    route_kernel<<<grid_for(n_tokens, static_cast<int>(tokens_per_block)), kRouteBlock, 0, stream_of(ctx)>>>(
-        logits, n_tokens, static_cast<int>(n_expert), static_cast<int>(k), normalize, ids, weights);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, route_kernel, grid_for(n_tokens, static_cast<int>(tokens_per_block)), kRouteBlock, 0, logits,
+                   n_tokens, static_cast<int>(n_expert), static_cast<int>(k), normalize, ids, weights);
 }
 
 MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int scratch_slot, GpuContext& ctx,
@@ -127,9 +129,8 @@ MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int 
     plan.tiles = static_cast<int32_t*>(ctx.scratch(scratch_slot + 1, std::max<int64_t>(1, plan.max_tiles) * 3 * sizeof(int32_t)));
     plan.n_tiles = static_cast<int32_t*>(ctx.scratch(scratch_slot + 2, sizeof(int32_t)));
     if (n_pairs == 0) return plan;
-    plan_kernel<<<1, kPlanBlock, 2 * n_expert * sizeof(int32_t), stream_of(ctx)>>>(
-        ids, n_pairs, static_cast<int>(n_expert), tile_columns, plan.sorted, plan.tiles, plan.n_tiles);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, plan_kernel, 1, kPlanBlock, 2 * n_expert * sizeof(int32_t), ids, n_pairs,
+                   static_cast<int>(n_expert), tile_columns, plan.sorted, plan.tiles, plan.n_tiles);
     return plan;
 }
 
@@ -138,8 +139,7 @@ void gpu_moe_combine(const float* expert_out, const float* weights, int64_t n_to
     if (n_tokens == 0) return;
     const int64_t cap = static_cast<int64_t>(ctx.device().multiprocessors) * 8;
     const unsigned grid = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(cap, (n_tokens * n + kCombineBlock - 1) / kCombineBlock)));
-    combine_kernel<<<grid, kCombineBlock, 0, stream_of(ctx)>>>(expert_out, weights, n_tokens, k, n, x);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, combine_kernel, grid, kCombineBlock, 0, expert_out, weights, n_tokens, k, n, x);
 }
 
 }  // namespace strata::gpu

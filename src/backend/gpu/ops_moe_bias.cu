@@ -19,6 +19,7 @@ constexpr float kGptOssAlpha = 1.702f, kGptOssLimit = 7.0f;
 // One block row per pair: blockIdx.y is the pair, x strides over the row.
 __global__ void bias_activation_kernel(float* gate, const float* up, const int32_t* ids, int64_t n, const float* gate_bias,
                                        const float* up_bias, GpuExpertActivation act) {
+    vendor::wait_for_previous_kernel();
     const int64_t p = blockIdx.y;
     const int64_t expert = ids[p];
     float* g_row = gate + p * n;
@@ -39,6 +40,7 @@ __global__ void bias_activation_kernel(float* gate, const float* up, const int32
 }
 
 __global__ void add_expert_bias_kernel(float* out, const int32_t* ids, int64_t n, const float* bias) {
+    vendor::wait_for_previous_kernel();
     const int64_t p = blockIdx.y;
     const float* b = bias + static_cast<int64_t>(ids[p]) * n;
     float* row = out + p * n;
@@ -58,15 +60,14 @@ dim3 pair_grid(int64_t n_pairs, int64_t n) {
 void gpu_moe_bias_activation(float* gate, const float* up, const int32_t* ids, int64_t n_pairs, int64_t n,
                              const float* gate_bias, const float* up_bias, GpuExpertActivation act, GpuContext& ctx) {
     if (n_pairs == 0 || n == 0) return;
-    bias_activation_kernel<<<pair_grid(n_pairs, n), kBlock, 0, stream_of(ctx)>>>(gate, up, ids, n, gate_bias, up_bias, act);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, bias_activation_kernel, pair_grid(n_pairs, n), kBlock, 0, gate, up, ids, n, gate_bias, up_bias,
+                   act);
 }
 
 void gpu_moe_add_expert_bias(float* out, const int32_t* ids, int64_t n_pairs, int64_t n, const float* bias,
                              GpuContext& ctx) {
     if (n_pairs == 0 || n == 0 || !bias) return;
-    add_expert_bias_kernel<<<pair_grid(n_pairs, n), kBlock, 0, stream_of(ctx)>>>(out, ids, n, bias);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, add_expert_bias_kernel, pair_grid(n_pairs, n), kBlock, 0, out, ids, n, bias);
 }
 
 }  // namespace strata::gpu

@@ -66,6 +66,7 @@ __device__ void route_plan_one_token(const float* logits, int n_expert, int k, b
 
 __global__ void route_plan_single_kernel(const float* logits, int n_expert, int k, bool normalize, int32_t* ids,
                                          float* weights, int32_t* sorted, int32_t* tiles, int32_t* n_tiles) {
+    vendor::wait_for_previous_kernel();
     route_plan_one_token(logits, n_expert, k, normalize, ids, weights, sorted, tiles, n_tiles);
 }
 
@@ -77,6 +78,7 @@ template <TensorType T>
 __global__ void router_route_plan_kernel(const uint8_t* w, uint64_t row_bytes, int64_t n_in, int n_expert, const float* h,
                                          float* logits, int k, bool normalize, int32_t* ids, float* weights,
                                          int32_t* sorted, int32_t* tiles, int32_t* n_tiles, unsigned* counter) {
+    vendor::wait_for_previous_kernel();
     __shared__ float s_logits[kMaxExperts];
     __shared__ bool s_last;
     const int lane = static_cast<int>(threadIdx.x) % vendor::kWarpSize;
@@ -145,11 +147,10 @@ MoePlan gpu_moe_router_route_plan_single(const DeviceWeight& router, const float
     const int rows_per_block = std::max(1, kRouterBlock / ctx.warp_size());
     const unsigned blocks = grid_for(n_expert, rows_per_block);
     dispatch_weight_type(router.type, [&](auto tag) {
-        router_route_plan_kernel<decltype(tag)::value><<<blocks, kRouterBlock, 0, stream_of(ctx)>>>(
-            router.data, router.row_bytes, router.ne[0], static_cast<int>(n_expert), h, logits, static_cast<int>(k),
-            normalize, ids, weights, plan.sorted, plan.tiles, plan.n_tiles, counter);
+        launch_chained(ctx, router_route_plan_kernel<decltype(tag)::value>, blocks, kRouterBlock, 0, router.data,
+                       router.row_bytes, router.ne[0], static_cast<int>(n_expert), h, logits, static_cast<int>(k),
+                       normalize, ids, weights, plan.sorted, plan.tiles, plan.n_tiles, counter);
     });
-    STRATA_GPU_LAUNCHED();
     return plan;
 }
 
@@ -157,10 +158,9 @@ MoePlan gpu_moe_route_plan_single(const float* logits, int64_t n_expert, int64_t
                                   float* weights, int scratch_slot, GpuContext& ctx) {
     STRATA_CHECK(k > 0 && k <= n_expert && n_expert <= kMaxExperts, "gpu_moe_route_plan_single: need 0 < k <= n_expert <= 4096");
     MoePlan plan = single_token_plan(k, scratch_slot, ctx);
-    route_plan_single_kernel<<<1, ctx.warp_size(), 0, stream_of(ctx)>>>(logits, static_cast<int>(n_expert), static_cast<int>(k),
-                                                                       normalize, ids, weights, plan.sorted, plan.tiles,
-                                                                       plan.n_tiles);
-    STRATA_GPU_LAUNCHED();
+    launch_chained(ctx, route_plan_single_kernel, 1, static_cast<unsigned>(ctx.warp_size()), 0, logits,
+                   static_cast<int>(n_expert), static_cast<int>(k), normalize, ids, weights, plan.sorted, plan.tiles,
+                   plan.n_tiles);
     return plan;
 }
 

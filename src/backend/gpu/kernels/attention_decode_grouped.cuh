@@ -90,6 +90,7 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeMinBlocks)
     attention_decode_grouped_kernel(const float* q, const KV* keys, const KV* values, const int32_t* positions,
                                     int64_t pos0, GpuAttentionParams p, int n_split, float* part_ml,
                                     float* part_acc) {
+    vendor::wait_for_previous_kernel();
     using S = DecodeShape<KV, D>;
     constexpr int BK = S::kTile, EPC = S::kPerChunk, CPR = S::kChunksPerRow, CPT = S::kChunksPerThread;
     constexpr int WS = vendor::kWarpSize;

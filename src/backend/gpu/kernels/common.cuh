@@ -1,9 +1,13 @@
 #pragma once
 // Device helpers shared by the kernel files: warp and block reductions written against the
-// vendor layer's warp size (32 or 64, a device-side constant), and the launch check.
+// vendor layer's warp size (32 or 64, a device-side constant), the chained launch and the launch
+// check.
 //
 //   const float total = block_sum(partial, shared);   // every thread gets the block's sum
+//   launch_chained(ctx, my_kernel, grid, block, 0, x, n);  // my_kernel starts with the wait
 //   STRATA_GPU_LAUNCHED();                            // after each <<<...>>>
+
+#include <utility>
 
 #include "backend/gpu/device_runtime.h"
 #include "backend/gpu/vendor/runtime.h"
@@ -22,6 +26,17 @@ namespace lanes = vendor;
 #include "backend/gpu/kernels/reductions.inc"
 
 inline unsigned grid_for(int64_t n, int block) { return static_cast<unsigned>((n + block - 1) / block); }
+
+// kernel<<<grid, block, smem>>>(args...) on the context's stream, chained to the kernel before it
+// where the context allows (GpuContext::chained_launches): it may then be scheduled while that
+// kernel drains, so `kernel` must begin with vendor::wait_for_previous_kernel(), before any
+// global memory access, in every block (vendor/cuda.h says why). A failed launch aborts.
+template <typename... Params, typename... Args>
+void launch_chained(const GpuContext& ctx, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                    Args&&... args) {
+    STRATA_GPU_CHECK(vendor::launch_chained(kernel, grid, block, smem, stream_of(ctx), ctx.chained_launches(),
+                                            std::forward<Args>(args)...));
+}
 
 }  // namespace strata::gpu
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace strata::gpu::vendor {
 
@@ -120,6 +121,47 @@ inline Error host_register(void* ptr, size_t bytes, bool read_only) {
 }
 inline Error host_unregister(void* ptr) { return cudaHostUnregister(ptr); }
 
+// ---- chained launches (Programmatic Dependent Launch, sm_90+) -------------------------------
+// A chained kernel may be scheduled while the kernel before it in the stream still drains its last
+// blocks, which hides the launch gap between the small kernels of a decode step. In exchange its
+// first statement is wait_for_previous_kernel(), before any global read or write: the previous
+// kernel may still be reading what this one writes. Nothing here triggers early
+// (griddepcontrol.launch_dependents), so the wait returns once the previous kernel has finished
+// and its writes are visible; as every chained kernel waits before it can finish, a chain is
+// ordered as a plain stream would be. Copies, and kernels launched with <<<...>>>, keep the full
+// ordering of the stream.
+
+// Whether `kernel`, as loaded for the current device, was compiled for sm_90 or newer, so that its
+// wait_for_previous_kernel() is the real wait: a build for older targets runs on an H100 through
+// its PTX, where the wait compiled to nothing and chaining would race.
+inline Error chained_launch_compiled(const void* kernel, bool* compiled) {
+    cudaFuncAttributes a{};
+    const Error e = cudaFuncGetAttributes(&a, kernel);
+    *compiled = e == cudaSuccess && a.ptxVersion >= 90;
+    return e;
+}
+
+// kernel<<<grid, block, smem, s>>>(args...), chained to the kernel before it when `chained`. The
+// arguments convert to the kernel's parameter types as they would in a <<<...>>> call.
+template <typename... Params, typename... Args>
+Error launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, Stream s, bool chained,
+                     Args&&... args) {
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = smem;
+    config.stream = s;
+    config.attrs = &attr;
+    config.numAttrs = chained ? 1 : 0;
+    return [&](Params... converted) {
+        void* pointers[sizeof...(Params) + 1] = {&converted...};  // + 1: a kernel without parameters
+        return cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(kernel), pointers);
+    }(std::forward<Args>(args)...);
+}
+
 // ---- device side ------------------------------------------------------------------------------
 #if defined(__CUDACC__)
 // Threads per warp as the kernel being compiled sees it. Device code only: launch sizes on the
@@ -132,6 +174,14 @@ __device__ __forceinline__ int shfl_xor(int v, int lane_mask) { return __shfl_xo
 __device__ __forceinline__ int dot4_i8(int a, int b, int c) { return __dp4a(a, b, c); }
 __device__ __forceinline__ float half_bits_to_float(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 __device__ __forceinline__ uint16_t float_to_half_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
+
+// The first statement of a kernel queued with launch_chained: returns once the kernel before it in
+// the stream has finished and its writes are visible (at once when launched plainly).
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 #endif
 
 }  // namespace strata::gpu::vendor

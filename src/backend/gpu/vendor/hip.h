@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace strata::gpu::vendor {
 
@@ -114,6 +115,21 @@ inline Error host_register(void* ptr, size_t bytes, bool /*read_only*/) {
 }
 inline Error host_unregister(void* ptr) { return hipHostUnregister(ptr); }
 
+// ---- chained launches --------------------------------------------------------------------------
+// HIP has no programmatic dependent launch: kernels are never chained, and launch_chained is a
+// plain launch.
+inline Error chained_launch_compiled(const void* /*kernel*/, bool* compiled) {
+    *compiled = false;
+    return hipSuccess;
+}
+
+template <typename... Params, typename... Args>
+Error launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, Stream s, bool /*chained*/,
+                     Args&&... args) {
+    kernel<<<grid, block, smem, s>>>(std::forward<Args>(args)...);
+    return hipGetLastError();
+}
+
 // ---- device side ------------------------------------------------------------------------------
 // 64 on GCN (gfx906), 32 on RDNA, per device pass. The host pass sees 64 whatever the target, so
 // this is for kernel bodies only; launch sizes on the host come from DeviceProps::warp_size.
@@ -142,5 +158,8 @@ __device__ __forceinline__ int dot4_i8(int a, int b, int c) {
 }
 __device__ __forceinline__ float half_bits_to_float(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 __device__ __forceinline__ uint16_t float_to_half_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
+
+// Nothing to wait for: kernels of a stream run one after the other (see vendor/cuda.h).
+__device__ __forceinline__ void wait_for_previous_kernel() {}
 
 }  // namespace strata::gpu::vendor
