@@ -30,16 +30,21 @@ bool has_32_value_blocks(TensorType t) {
 }
 
 // 130 rows (a partial row tile), 70 tokens (a full and a partial column tile), 33 tokens of
-// matrix 2 of three, and 160-value rows (a stage of 128 and a partial one: 32-value formats only).
+// matrix 2 of three, 160-value rows (a stage of 128 and a partial one: 32-value formats only):
+// grids small enough for 64-row tiles. 2100 rows × 256 tokens: enough blocks for 128-row ones
+// (on a GPU of up to 136 multiprocessors; STRATA_GPU_MMQ_ROWS forces either).
 TEST_F(GpuMmq, DenseTilesEveryFormat) {
     struct Shape { int64_t n_in, n_out, n_tokens, n_matrices, matrix; };
-    const Shape shapes[] = {{256, 130, 32, 1, 0}, {768, 64, 70, 1, 0}, {512, 40, 33, 3, 2}, {160, 24, 40, 1, 0}};
+    const Shape shapes[] = {{256, 130, 32, 1, 0}, {768, 64, 70, 1, 0}, {512, 40, 33, 3, 2}, {160, 24, 40, 1, 0},
+                            {256, 2100, 256, 1, 0}};
     ThreadPool pool(ThreadPool::Options{.threads = 2});
     CpuContext cpu(pool);
     std::mt19937 rng(31);
     for (TensorType type : q8_types()) {
         for (const Shape& s : shapes) {
             if (s.n_in % 256 != 0 && !has_32_value_blocks(type)) continue;
+            const bool tall = s.n_out > 1000;  // slow to check by the exact product: three kinds of unpacking
+            if (tall && type != TensorType::Q4_K && type != TensorType::Q6_K && type != TensorType::Q4_0) continue;
             HostWeight w = make_weight(type, s.n_in, s.n_out, s.n_matrices, rng);
             const gpu::DeviceWeight dw = to_device(w);
             const std::vector<float> x = random_floats(rng, static_cast<size_t>(s.n_tokens * s.n_in));

@@ -154,6 +154,9 @@ constexpr int64_t kGpuMaxHeadDim = 256;
 // a deep cache). Callers' own slots stay below it (gpu_llama.cpp's Slot ends near 20); it is one
 // size per device (~1 MB on an H200), so a captured decode step never sees it move.
 constexpr int kGpuAttentionScratchSlot = 48;
+// The slot of the float tiles' split-K partials (ops_matmul_tiled.cu: dense products whose tiles
+// alone are few, in prompt batches; never inside a captured decode step).
+constexpr int kGpuSplitKScratchSlot = 50;
 // Causal grouped-query attention: q n_tokens rows of n_head·head_dim_k (roped), the cache holding
 // positions [0, pos0 + n_tokens); out n_tokens rows of n_head·head_dim_v. One query token (or a
 // few) over a deep cache runs split-K across blocks; prompt batches run flash-style tiles.

@@ -10,12 +10,13 @@
 // past 65504). The int8 activation rounding is the one the decode kernels and llama.cpp's MMQ
 // already make.
 //
-// A block of 256 threads owns 128 weight rows × up to 64 activation columns (a dense tile or a
-// MoE plan's tile) and walks the inputs in stages of 128 values: the next stage's units and
+// A block of 256 threads owns 128 (or 64) weight rows × up to 64 activation columns (a dense tile
+// or a MoE plan's tile) and walks the inputs in stages of 128 values: the next stage's units and
 // activation chunks are loaded into registers while the tensor cores work on the current one.
-// Each warp owns 32 rows × 32 columns (2 × 4 MMA tiles); column tiles past the tile's count are
-// skipped, which matters for experts whose tiles are half empty.
-// STRATA_GPU_MMQ=0 turns this path off (A/B, or to rule it out).
+// Each warp owns 32 rows × 32 (or 16) columns; column tiles past the tile's count are skipped,
+// which matters for experts whose tiles are half empty.
+// STRATA_GPU_MMQ=0 turns this path off (A/B, or to rule it out); STRATA_GPU_MMQ_ROWS=64 or 128
+// forces a tile height.
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -31,15 +32,16 @@ namespace strata::gpu {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kRows = 128;                 // weight rows per block
 constexpr int kCols = kGpuTiledColumns;    // activation columns per block
 constexpr int kStage = 128;                // input values per stage
-constexpr int kStageChunks = kStage / 32;  // 32-value chunks per stage
-constexpr int kLd = kStage + 16;           // byte stride of a staged row: 16-byte aligned, and
-                                           // ldmatrix's eight rows land on distinct banks
+[[maybe_unused]] constexpr int kStageChunks = kStage / 32;  // 32-value chunks per stage
+// Byte stride of a staged row: 16-byte aligned, and ldmatrix's eight rows land on distinct banks.
+[[maybe_unused]] constexpr int kLd = kStage + 16;
 static_assert(kCols == 64, "the warp roles below assume tiles of 64 columns");
 
-template <TensorType T>
+// kRows weight rows per block: 128 (each warp 32 rows × 32 columns), or 64 where tall tiles would
+// leave the GPU few blocks (each warp 32 rows × 16 columns).
+template <TensorType T, int kRows>
 __global__ void __launch_bounds__(kThreads, 2)
     matmul_mmq_kernel(const uint8_t* w, uint64_t matrix_bytes, uint64_t row_bytes, int64_t n_in, int64_t n_out,
                       const int8_t* xq, const float* xds, float* y, Columns cols) {
@@ -47,8 +49,12 @@ __global__ void __launch_bounds__(kThreads, 2)
     using F = MmqUnpack<T>;
     using Unit = typename Q8Dot<T>::Unit;
     constexpr int kUnitValues = 32 * F::kChunks;
-    constexpr int kUnitsPerThread = kStage / kUnitValues * kRows / kThreads;  // 2 (32-value units) or 1
-    static_assert(kUnitsPerThread >= 1, "a stage gives every thread a unit");
+    constexpr int kUnitsPerRow = kStage / kUnitValues;                        // 4 or 2
+    constexpr int kStageUnits = kRows * kUnitsPerRow;
+    constexpr int kUnitsPerThread = kStageUnits > kThreads ? kStageUnits / kThreads : 1;
+    constexpr int kThreadsPerRow = kUnitsPerRow / kUnitsPerThread;
+    constexpr int kRowWarps = kRows / 32, kColWarps = 8 / kRowWarps;
+    constexpr int kWarpCols = kCols / kColWarps, kColTiles = kWarpCols / 8;  // 32 and 4, or 16 and 2
     __shared__ __align__(16) int8_t wq[kRows][kLd];
     __shared__ __align__(16) int8_t xs[kCols][kLd];
     __shared__ float2 wsc[kRows][kStageChunks];  // (d, m) per weight chunk
@@ -61,11 +67,12 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kRows;
     const int64_t n_chunks = n_in / 32;
 
-    // Loader roles: two threads per weight row (half a stage's units each), four per activation
-    // column (one chunk each).
-    const int w_row = tid / 2, w_part = tid % 2;
+    // Loader roles: kThreadsPerRow threads per weight row (a share of a stage's units each; with
+    // 64 rows of 64-value units, half the threads), four per activation column (one chunk each).
+    const int w_row = tid / kThreadsPerRow, w_part = tid % kThreadsPerRow;
+    const bool w_loader = w_row < kRows;
     const uint8_t* wrow = nullptr;
-    if (row0 + w_row < n_out) {
+    if (w_loader && row0 + w_row < n_out) {
         wrow = w + static_cast<uint64_t>(matrix) * matrix_bytes + static_cast<uint64_t>(row0 + w_row) * row_bytes;
     }
     const int x_col = tid / 4, x_chunk = tid % 4;
@@ -102,6 +109,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         const int64_t c0 = k0 / 32;
 #pragma unroll
         for (int i = 0; i < kUnitsPerThread; ++i) {
+            if (!w_loader) break;
             const int64_t u = unit_of(k0, i);
             const bool valid = unit_valid(u);
 #pragma unroll
@@ -125,8 +133,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     };
 
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-    const int warp_row = 32 * (warp % 4), warp_col = 32 * (warp / 4);
-    float acc[2][4][4] = {};
+    const int warp_row = 32 * (warp % kRowWarps), warp_col = kWarpCols * (warp / kRowWarps);
+    float acc[2][kColTiles][4] = {};
     load(0);
     for (int64_t k0 = 0; k0 < n_in; k0 += kStage) {
         store(k0);
@@ -138,9 +146,9 @@ __global__ void __launch_bounds__(kThreads, 2)
                 int a[2][4];
 #pragma unroll
                 for (int i = 0; i < 2; ++i) ldmatrix_x4(a[i], &wq[warp_row + 16 * i + lane % 16][32 * c + 16 * (lane / 16)]);
-                int b[4][2];
+                int b[kColTiles][2];
 #pragma unroll
-                for (int jp = 0; jp < 2; ++jp) {
+                for (int jp = 0; jp < kColTiles / 2; ++jp) {
                     int r[4] = {0, 0, 0, 0};
                     if (warp_col + 16 * jp < count) {
                         ldmatrix_x4(r, &xs[warp_col + 16 * jp + lane % 8 + 8 * (lane / 16)][32 * c + 16 * ((lane / 8) % 2)]);
@@ -156,7 +164,7 @@ __global__ void __launch_bounds__(kThreads, 2)
                     if constexpr (F::kSub16) sub_lo[i] = wsub[r][c], sub_hi[i] = wsub[r + 8][c];
                 }
 #pragma unroll
-                for (int j = 0; j < 4; ++j) {
+                for (int j = 0; j < kColTiles; ++j) {
                     if (warp_col + 8 * j >= count) continue;
                     const float2 x0 = xsc[warp_col + 8 * j + 2 * t][c], x1 = xsc[warp_col + 8 * j + 2 * t + 1][c];
 #pragma unroll
@@ -190,7 +198,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
+        for (int j = 0; j < kColTiles; ++j) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const int64_t row = row0 + warp_row + 16 * i + g + 8 * (e / 2);
@@ -207,26 +215,44 @@ bool enabled_by_environment() {
     return !(v && std::strcmp(v, "0") == 0);
 }
 
+// Tall tiles unless they would leave the GPU with few blocks (the k and v projections of a
+// prompt: 512 rows × 8 column tiles of 512 tokens are 32 tall blocks on 132 multiprocessors).
+bool tall_tiles(int64_t n_out, int64_t grid_y, const GpuContext& ctx) {
+    static const int forced = [] {
+        const char* v = std::getenv("STRATA_GPU_MMQ_ROWS");
+        return v ? std::atoi(v) : 0;
+    }();
+    if (forced == 64 || forced == 128) return forced == 128;
+    return 2 * ((n_out + 127) / 128) * grid_y >= ctx.device().multiprocessors;
+}
+
 }  // namespace
 
 bool gpu_prompt_takes_q8(const GpuContext& ctx) {
 #if defined(__HIP__) || defined(__HIPCC__) || defined(STRATA_GPU_HIP)
-    static_cast<void>(ctx);
-    return false;  // no int8 MMA path for HIP yet: prompts take the float kernels
+    constexpr bool kHasInt8Mma = false;  // no int8 MMA path for HIP yet: prompts take the float kernels
 #else
+    constexpr bool kHasInt8Mma = true;
+#endif
     static const bool enabled = enabled_by_environment();
     const std::string& arch = ctx.device().arch;  // "sm_90"
-    return enabled && arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 80;
-#endif
+    return kHasInt8Mma && enabled && arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 80;
 }
 
 bool launch_matmul_mmq(const DeviceWeight& w, const GpuQ8Rows& xq, float* y, const Columns& cols, int64_t grid_y,
                        GpuContext& ctx) {
     if (!gpu_prompt_takes_q8(ctx) || xq.n_in != w.ne[0] || w.ne[0] % 32 != 0) return false;
-    const dim3 grid(grid_for(w.ne[1], kRows), static_cast<unsigned>(grid_y));
+    const bool tall = tall_tiles(w.ne[1], grid_y, ctx);
+    const dim3 grid(grid_for(w.ne[1], tall ? 128 : 64), static_cast<unsigned>(grid_y));
     const bool queued = dispatch_q8_weight_type(w.type, [&](auto tag) {
-        matmul_mmq_kernel<decltype(tag)::value><<<grid, kThreads, 0, stream_of(ctx)>>>(
-            w.data, w.matrix_stride(), w.row_bytes, w.ne[0], w.ne[1], xq.q, xq.ds, y, cols);
+        constexpr TensorType T = decltype(tag)::value;
+        if (tall) {
+            matmul_mmq_kernel<T, 128><<<grid, kThreads, 0, stream_of(ctx)>>>(
+                w.data, w.matrix_stride(), w.row_bytes, w.ne[0], w.ne[1], xq.q, xq.ds, y, cols);
+        } else {
+            matmul_mmq_kernel<T, 64><<<grid, kThreads, 0, stream_of(ctx)>>>(
+                w.data, w.matrix_stride(), w.row_bytes, w.ne[0], w.ne[1], xq.q, xq.ds, y, cols);
+        }
     });
     if (queued) STRATA_GPU_LAUNCHED();
     return queued;
