@@ -10,6 +10,7 @@
 
 #include "backend/cpu/attention.h"
 #include "backend/cpu/ops.h"
+#include "backend/gpu/gpu_ops_attention_mma.h"
 #include "core/fp16.h"
 #include "core/thread_pool.h"
 #include "model/blocks/blocks.h"
@@ -30,8 +31,23 @@ struct AttentionCase {
     int64_t n_ctx = 0;
 };
 
+// Flash tiles on tensor cores round the scaled queries and the softmax weights to f16 (relative
+// error at most 2^-11, rms ~2.8e-4 each; the sums stay f32). An output row is a weighted mean of
+// value rows whose weights then carry about two such independent errors, so its NMSE against the
+// f32 reference should be at most ~2 · (2.8e-4)² ≈ 2e-7 (measured on the H200: 3e-8 .. 8e-8);
+// 1e-5 leaves room for peaked softmaxes, while a wrong fragment, mask or normalization costs 1e-3
+// or more.
+constexpr double kFlashMmaLimit = 1e-5;
+
 class GpuAttention : public GpuOpTest {
 protected:
+    // The limit for a case the flash path takes: exact up to float summation order, unless an f16
+    // cache runs on tensor cores (gpu_ops_attention_mma.h: heads up to 128 wide).
+    double flash_limit(const AttentionCase& c, gpu::KvType type) {
+        const bool f16 = type == gpu::KvType::F16;
+        return f16 && gpu::gpu_attention_flash_mma(ctx()) && std::max(c.hd_k, c.hd_v) <= 128 ? kFlashMmaLimit : 1e-10;
+    }
+
     // Runs the case through gpu_attention (positions on the host) and gpu_attention_at (positions
     // on the device) and compares both with cpu_attention over the same (f16-rounded) rows.
     void expect_matches_cpu(const AttentionCase& c, gpu::KvType type, double limit) {
@@ -263,8 +279,36 @@ TEST_F(GpuAttention, PromptBatchesMatchCpuInFlashTiles) {
         {4, 1, 256, 256, 64, 10},            // 256-wide heads stay on the rows kernel
     };
     for (const AttentionCase& c : cases) {
-        for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) expect_matches_cpu(c, type, 1e-10);
+        for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) expect_matches_cpu(c, type, flash_limit(c, type));
     }
+}
+
+// Prompt batches over an f16 cache on tensor cores (ops_attention_flash_mma.cu; the FMA tiles where
+// the device has none, or with STRATA_GPU_FLASH_MMA=0). Blocks hold 64 (token, head) rows of one
+// KV head's group: groups of 8 and 1, and groups that leave rows of a block idle (12: 5 tokens,
+// 40: one token); batches of 32, 100 and 600 tokens from position 0 and continuing a cache, head
+// dims 64 and 128 (80 padded up, values narrower than keys), windows and sinks.
+TEST_F(GpuAttention, PromptBatchesOnTensorCores) {
+    const AttentionCase cases[] = {
+        {32, 4, 128, 128, 32, 0},               // Qwen3-30B-A3B's heads, the smallest flash batch
+        {32, 4, 128, 128, 100, 700},            // a chunk continuing a cache
+        {32, 4, 128, 128, 600, 0},              // a prompt from the start
+        {32, 4, 128, 128, 600, 700},
+        {32, 4, 64, 64, 100, 700},              // 64-wide heads, group of 8
+        {8, 8, 128, 128, 100, 0},               // one KV head per query head: 64 tokens a block
+        {8, 8, 64, 64, 600, 700},
+        {32, 4, 128, 128, 600, 0, 200},         // a window alone
+        {16, 2, 64, 64, 600, 700, 128, true},   // window and sinks (gpt-oss)
+        {8, 2, 128, 128, 100, 0, 0, true},      // sinks alone
+        {12, 1, 64, 64, 100, 3},                // a group of 12: 60 of 64 rows used
+        {40, 1, 128, 128, 33, 50},              // a group of 40: one token per block
+        {6, 2, 64, 32, 100, 20},                // value heads narrower than key heads
+        {8, 2, 80, 80, 257, 5},                 // 80-wide heads padded up to 128
+        {32, 4, 128, 128, 33, 4000},            // deep in the cache
+    };
+    for (const AttentionCase& c : cases) expect_matches_cpu(c, gpu::KvType::F16, kFlashMmaLimit);
+    std::printf("flash attention over f16 caches: %s\n",
+                gpu::gpu_attention_flash_mma(ctx()) ? "tensor cores" : "FMA tiles (no sm_80+ or STRATA_GPU_FLASH_MMA=0)");
 }
 
 class GpuMoe : public GpuOpTest {};

@@ -11,10 +11,12 @@
 // (accumulators) between them, interleaved so neighbouring lanes read neighbouring shared-memory
 // banks. The row max of a tile is reduced over those lanes with shuffles (kLanes divides any warp
 // size, 32 or 64); the row sums stay per lane until the end. Plain FMA arithmetic, one source for
-// CUDA and HIP (tensor-core tiles behind the vendor layer are the next step).
+// CUDA and HIP. An f16 cache on CUDA sm_80+ takes the tensor-core kernel instead
+// (ops_attention_flash_mma.cu) where its shape fits.
 #include <algorithm>
 #include <cmath>
 
+#include "backend/gpu/gpu_ops_attention_mma.h"
 #include "backend/gpu/kernels/attention_paths.cuh"
 #include "backend/gpu/kernels/attention_rows.cuh"
 
@@ -218,6 +220,7 @@ void launch_flash(const AttentionCall& call, GpuContext& ctx) {
 }  // namespace
 
 bool launch_attention_flash(const AttentionCall& call, GpuContext& ctx) {
+    if (launch_attention_flash_mma(call, ctx)) return true;
     const int64_t dim = std::max(call.p.head_dim_k, call.p.head_dim_v);
     const bool f16 = call.kv->type() == KvType::F16;
     // Shared memory holds a 48 KiB block: the query tile (f32) is the largest part, so wider

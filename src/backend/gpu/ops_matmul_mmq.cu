@@ -244,18 +244,19 @@ bool launch_matmul_mmq(const DeviceWeight& w, const GpuQ8Rows& xq, float* y, con
     if (!gpu_prompt_takes_q8(ctx) || xq.n_in != w.ne[0] || w.ne[0] % 32 != 0) return false;
     const bool tall = tall_tiles(w.ne[1], grid_y, ctx);
     const dim3 grid(grid_for(w.ne[1], tall ? 128 : 64), static_cast<unsigned>(grid_y));
-    const bool queued = dispatch_q8_weight_type(w.type, [&](auto tag) {
+    bool launched = false;
+    dispatch_q8_weight_type(w.type, [&](auto tag) {
         constexpr TensorType T = decltype(tag)::value;
-        if (tall) {
-            matmul_mmq_kernel<T, 128><<<grid, kThreads, 0, stream_of(ctx)>>>(
-                w.data, w.matrix_stride(), w.row_bytes, w.ne[0], w.ne[1], xq.q, xq.ds, y, cols);
-        } else {
-            matmul_mmq_kernel<T, 64><<<grid, kThreads, 0, stream_of(ctx)>>>(
-                w.data, w.matrix_stride(), w.row_bytes, w.ne[0], w.ne[1], xq.q, xq.ds, y, cols);
-        }
+        auto* const kernel = tall ? &matmul_mmq_kernel<T, 128> : &matmul_mmq_kernel<T, 64>;
+        // A build for targets before sm_80 reaches this GPU as PTX without the kernel's body.
+        int ptx = 0;
+        if (!vendor::ok(vendor::kernel_ptx_version(reinterpret_cast<const void*>(kernel), &ptx)) || ptx < 80) return;
+        kernel<<<grid, kThreads, 0, stream_of(ctx)>>>(w.data, w.matrix_stride(), w.row_bytes, w.ne[0], w.ne[1], xq.q,
+                                                      xq.ds, y, cols);
+        STRATA_GPU_LAUNCHED();
+        launched = true;
     });
-    if (queued) STRATA_GPU_LAUNCHED();
-    return queued;
+    return launched;
 }
 
 }  // namespace strata::gpu

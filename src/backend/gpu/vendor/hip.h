@@ -162,4 +162,11 @@ __device__ __forceinline__ uint16_t float_to_half_bits(float f) { return __half_
 // Nothing to wait for: kernels of a stream run one after the other (see vendor/cuda.h).
 __device__ __forceinline__ void wait_for_previous_kernel() {}
 
+// ---- kernel images ----------------------------------------------------------------------------
+// No PTX on HIP: the paths that ask (CUDA tensor-core kernels) are never taken.
+inline Error kernel_ptx_version(const void* /*kernel*/, int* version) {
+    *version = 0;
+    return hipSuccess;
+}
+
 }  // namespace strata::gpu::vendor
