@@ -12,10 +12,7 @@ source "$(dirname "$0")/device_common.sh" "$@"
 step gpu_tests 420 "$bin/strata_gpu_tests"
 grep -E "FAILED|PASSED|Failure|SKIPPED" "$out/gpu_tests.txt" | head -30
 grep -E "gpu-parity|gpu-tiers|gpu-split" "$out/gpu_tests.txt" | head -60
-for m in llama qwen3 qwen3moe mixtral gptoss qwen3next qwen35moe deepseek3; do
-  step "parity_$m" 120 "$bin/strata" parity --device gpu -m "$data/models/$m.gguf" --ref "$data/models/$m.ref.gguf"
-  grep -E "PASS|FAIL|error|nmse" "$out/parity_$m.txt" | head -4
-done
+parity_fixtures
 
 model=/tmp/strata-synth-${layers}l.gguf
 synth_model

@@ -13,6 +13,15 @@ step() {  # name timeout command...: runs it, logs to OUT/name.txt, one line to 
   echo "$name: exit $rc, $(( $(date +%s) - t )) s" | tee -a "$out/times.txt"
 }
 
+# `strata parity --device gpu` on every fixture of TESTDATA/models, logged to OUT/parity_NAME.txt;
+# prints each one's verdict lines.
+parity_fixtures() {
+  for m in llama qwen3 qwen3moe mixtral gptoss qwen3next qwen35moe deepseek3; do
+    step "parity_$m" 120 "$bin/strata" parity --device gpu -m "$data/models/$m.gguf" --ref "$data/models/$m.ref.gguf"
+    grep -E "PASS|FAIL|error|nmse" "$out/parity_$m.txt" | head -4
+  done
+}
+
 # strata bench -m "$model" with $bench_device (default --device gpu; a script that picks GPUs per
 # run empties it) and ARGS, logged to OUT/bench_NAME.txt; prints its result lines.
 bench_device=(--device gpu)

@@ -20,10 +20,7 @@ for rows in 64 128; do
   STRATA_GPU_MMQ_ROWS=$rows step "gpu_tests_mmq_rows$rows" 300 "$bin/strata_gpu_tests" --gtest_filter='GpuMmq.*:GpuQuantized*'
 done
 grep -E "FAILED|PASSED|Failure|gpu-quantized" "$out"/gpu_tests_no_*.txt "$out"/gpu_tests_mmq_rows*.txt | head -16
-for m in llama qwen3 qwen3moe mixtral gptoss qwen3next qwen35moe deepseek3; do
-  step "parity_$m" 120 "$bin/strata" parity --device gpu -m "$data/models/$m.gguf" --ref "$data/models/$m.ref.gguf"
-  grep -E "PASS|FAIL|error|nmse" "$out/parity_$m.txt" | head -4
-done
+parity_fixtures
 
 model=/tmp/strata-synth-${layers}l.gguf
 synth_model

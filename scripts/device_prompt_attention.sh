@@ -16,10 +16,7 @@ step gpu_tests 420 "$bin/strata_gpu_tests"
 grep -E "FAILED|PASSED|Failure|SKIPPED" "$out/gpu_tests.txt" | head -20
 STRATA_GPU_FLASH_MMA=0 step gpu_tests_no_flash_mma 300 "$bin/strata_gpu_tests" --gtest_filter='GpuAttention.*:*Parity*:GpuQuantized*'
 grep -E "FAILED|PASSED|Failure" "$out/gpu_tests_no_flash_mma.txt" | head -8
-for m in llama qwen3 qwen3moe mixtral gptoss qwen3next qwen35moe deepseek3; do
-  step "parity_$m" 120 "$bin/strata" parity --device gpu -m "$data/models/$m.gguf" --ref "$data/models/$m.ref.gguf"
-  grep -E "PASS|FAIL|error" "$out/parity_$m.txt" | head -3
-done
+parity_fixtures
 
 model=/tmp/strata-synth-${layers}l.gguf
 synth_model

@@ -21,6 +21,7 @@
 
 #include "backend/gpu/device_runtime.h"
 #include "backend/gpu/gpu_model.h"
+#include "core/fp16.h"
 #include "core/nmse.h"
 #include "model/random_weights.h"
 #include "model/weights.h"
@@ -91,12 +92,15 @@ inline std::vector<TensorType> gpu_weight_types() {
             T::MXFP4};
 }
 
-// y[c] = W_{matrix_of(c)} · x[x_row_of(c)], weights dequantized by the scalar reference, in double
-// (the int8 kernels' reference: x holds the dequantized int8 activations, HostQ8::values()).
+// y[c] = W_{matrix_of(c)} · x[x_row_of(c)], weights dequantized by the scalar reference, products
+// summed in double: the int8 kernels' reference when x holds the dequantized int8 activations
+// (HostQ8::values()); with `f16` both operands first rounded to f16, as the f16 tensor-core tiles
+// stage them.
 template <typename MatrixOf, typename XRowOf>
 std::vector<float> exact_products(const HostWeight& w, const std::vector<float>& x, int64_t n_cols, MatrixOf matrix_of,
-                                  XRowOf x_row_of) {
+                                  XRowOf x_row_of, bool f16 = false) {
     const int64_t n_in = w.view.ne[0], n_out = w.view.ne[1];
+    const auto round = [f16](float v) { return f16 ? fp16_to_fp32(fp32_to_fp16(v)) : v; };
     std::vector<float> row(static_cast<size_t>(n_in)), y(static_cast<size_t>(n_cols * n_out));
     for (int64_t c = 0; c < n_cols; ++c) {
         const float* xr = x.data() + x_row_of(c) * n_in;
@@ -104,7 +108,7 @@ std::vector<float> exact_products(const HostWeight& w, const std::vector<float>&
             quant_traits(w.view.type).dequantize_row(w.view.matrix(matrix_of(c)) + static_cast<uint64_t>(o) * w.view.row_bytes,
                                                      row.data(), n_in);
             double s = 0.0;
-            for (int64_t i = 0; i < n_in; ++i) s += static_cast<double>(row[static_cast<size_t>(i)]) * xr[i];
+            for (int64_t i = 0; i < n_in; ++i) s += static_cast<double>(round(row[static_cast<size_t>(i)])) * round(xr[i]);
             y[static_cast<size_t>(c * n_out + o)] = static_cast<float>(s);
         }
     }
@@ -118,6 +122,15 @@ inline std::vector<TensorType> q8_types() {
 }
 
 }  // namespace strata::test
+
+// The one test of a GPU suite in a build without GPU support: it checks that the build says so,
+// then skips. Use inside `#if !STRATA_HAS_GPU`.
+#define STRATA_GPU_SUITE_SKIPS_WITHOUT_GPU_SUPPORT(suite)                                        \
+    TEST(suite, SkippedWithoutGpuSupport) {                                                     \
+        const std::string why = gpu_unavailable_reason();                                       \
+        EXPECT_NE(why.find("no GPU support in this build"), std::string::npos) << why;          \
+        GTEST_SKIP() << why;                                                                    \
+    }
 
 #if STRATA_HAS_GPU
 #include "backend/gpu/gpu_ops.h"

@@ -95,11 +95,7 @@ TEST_F(GpuMmq, ExpertsThroughWideTiles) {
 
 #else
 
-TEST(GpuMmq, SkippedWithoutGpuSupport) {
-    const std::string why = gpu_unavailable_reason();
-    EXPECT_NE(why.find("no GPU support in this build"), std::string::npos) << why;
-    GTEST_SKIP() << why;
-}
+STRATA_GPU_SUITE_SKIPS_WITHOUT_GPU_SUPPORT(GpuMmq)
 
 #endif
 

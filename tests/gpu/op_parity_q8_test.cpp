@@ -207,11 +207,7 @@ TEST_F(GpuQ8, NormsWriteTheirOutputQuantized) {
 
 #else
 
-TEST(GpuQ8, SkippedWithoutGpuSupport) {
-    const std::string why = gpu_unavailable_reason();
-    EXPECT_NE(why.find("no GPU support in this build"), std::string::npos) << why;
-    GTEST_SKIP() << why;
-}
+STRATA_GPU_SUITE_SKIPS_WITHOUT_GPU_SUPPORT(GpuQ8)
 
 #endif
 

@@ -220,11 +220,7 @@ TEST_F(GpuOps, ElementWise) {
 
 #else
 
-TEST(GpuOps, SkippedWithoutGpuSupport) {
-    const std::string why = gpu_unavailable_reason();
-    EXPECT_NE(why.find("no GPU support in this build"), std::string::npos) << why;
-    GTEST_SKIP() << why;
-}
+STRATA_GPU_SUITE_SKIPS_WITHOUT_GPU_SUPPORT(GpuOps)
 
 #endif
 

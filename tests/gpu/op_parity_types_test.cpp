@@ -156,27 +156,6 @@ TEST_F(GpuDequant, GgmlBlocksMatchGgmlValues) {
     }
 }
 
-// y[c] = W_{matrix_of(c)} · x[x_row_of(c)]: weights dequantized by the scalar reference, products
-// summed in double; with `f16` both operands first rounded to f16, as the tensor-core kernel stages them.
-template <typename MatrixOf, typename XRowOf>
-std::vector<float> exact_products(const HostWeight& w, const std::vector<float>& x, int64_t n_cols, MatrixOf matrix_of,
-                                  XRowOf x_row_of, bool f16) {
-    const int64_t n_in = w.view.ne[0], n_out = w.view.ne[1];
-    const auto round = [f16](float v) { return f16 ? fp16_to_fp32(fp32_to_fp16(v)) : v; };
-    std::vector<float> row(static_cast<size_t>(n_in)), y(static_cast<size_t>(n_cols * n_out));
-    for (int64_t c = 0; c < n_cols; ++c) {
-        const float* xr = x.data() + x_row_of(c) * n_in;
-        for (int64_t o = 0; o < n_out; ++o) {
-            quant_traits(w.view.type).dequantize_row(w.view.matrix(matrix_of(c)) + static_cast<uint64_t>(o) * w.view.row_bytes,
-                                                     row.data(), n_in);
-            double s = 0.0;
-            for (int64_t i = 0; i < n_in; ++i) s += static_cast<double>(round(row[static_cast<size_t>(i)])) * round(xr[i]);
-            y[static_cast<size_t>(c * n_out + o)] = static_cast<float>(s);
-        }
-    }
-    return y;
-}
-
 // The decoder passes int8 activations (gpu_quantize_q8) with every product; formats the int8
 // kernel does not read (the i-quants but IQ4_NL, and the ternary formats) must take the float
 // kernels and read x itself. Dense decode rows, and MoE expert products through a one-token plan,
@@ -225,11 +204,7 @@ TEST_F(GpuDequant, FloatKernelsTakeFormatsWithoutInt8Kernel) {
 
 #else
 
-TEST(GpuDequant, SkippedWithoutGpuSupport) {
-    const std::string why = gpu_unavailable_reason();
-    EXPECT_NE(why.find("no GPU support in this build"), std::string::npos) << why;
-    GTEST_SKIP() << why;
-}
+STRATA_GPU_SUITE_SKIPS_WITHOUT_GPU_SUPPORT(GpuDequant)
 
 #endif
 

@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(kThreads, 3)
 #pragma unroll
                 for (int j = 0; j < T::kKeySteps; ++j) {
                     uint32_t b[4];
-                    ldmatrix_b16_x4(b, k_tile + k_lane + 16 * j * T::kStride + 16 * c);
+                    ldmatrix_x4(b, k_tile + k_lane + 16 * j * T::kStride + 16 * c);
                     mma_f16_k16(s[2 * j], qa[c], b[0], b[1]);
                     mma_f16_k16(s[2 * j + 1], qa[c], b[2], b[3]);
                 }
@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(kThreads, 3)
 #pragma unroll
                 for (int c = 0; c < T::kDimSteps; ++c) {
                     uint32_t b[4];
-                    ldmatrix_b16_x4_trans(b, v_tile + v_lane + 16 * j * T::kStride + 16 * c);
+                    ldmatrix_x4_trans(b, v_tile + v_lane + 16 * j * T::kStride + 16 * c);
                     mma_f16_k16(o[2 * c], pa[j], b[0], b[1]);
                     mma_f16_k16(o[2 * c + 1], pa[j], b[2], b[3]);
                 }

@@ -17,27 +17,12 @@
 // 2(l % 4) + 1 instead: B from a tile stored row by row along B's rows (values, key by key).
 #include <cstdint>
 
+#include "backend/gpu/kernels/ldmatrix.cuh"
+
 namespace strata::gpu {
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define STRATA_MMA_F16 1
-
-__device__ __forceinline__ uint32_t f16_shared_address(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// Four 8 × 8 matrices; lanes 8m .. 8m + 7 give the row addresses of matrix m, which lands in r[m].
-__device__ __forceinline__ void ldmatrix_b16_x4(uint32_t (&r)[4], const void* row_address) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(f16_shared_address(row_address)));
-}
-// The same, each matrix transposed on the way.
-__device__ __forceinline__ void ldmatrix_b16_x4_trans(uint32_t (&r)[4], const void* row_address) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(f16_shared_address(row_address)));
-}
 
 // c += A · B over 16 values, f16 inputs, f32 sums. Pure arithmetic: the compiler may schedule it.
 __device__ __forceinline__ void mma_f16_k16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
@@ -71,7 +56,7 @@ __device__ __forceinline__ bool warp_all(bool p) { return __all_sync(0xffffffffu
 __device__ __forceinline__ void cp_async_16(void* shared_dst, const void* global_src, bool fill) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
                  :
-                 : "r"(f16_shared_address(shared_dst)), "l"(global_src), "r"(fill ? 16 : 0));
+                 : "r"(shared_address(shared_dst)), "l"(global_src), "r"(fill ? 16 : 0));
 }
 // Closes the group of copies issued since the last commit.
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }

@@ -9,25 +9,16 @@
 //   C: c[0], c[1] = row g, columns 2t and 2t + 1;  c[2], c[3] = row g + 8, the same columns.
 // The k16 shape multiplies the first or the second 16 bytes alone: A = (a[0], a[1]) or
 // (a[2], a[3]), B = b[0] or b[1] (Q6_K keeps a scale per 16 values).
-// ldmatrix fills these registers from shared memory in one instruction per 16 × 32 tile: the
-// 8 × 16-byte matrices it loads hand lane l word l % 4 of row l / 4, which is the layout above.
+// ldmatrix_x4 (kernels/ldmatrix.cuh) fills A's registers from shared memory in one instruction
+// per 16 × 32 tile (lane l gets word l % 4 of row l / 4: the layout above), and two B tiles' alike.
 #include <cstdint>
+
+#include "backend/gpu/kernels/ldmatrix.cuh"
 
 namespace strata::gpu {
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define STRATA_MMA_INT8 1
-
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// Four 8 × 16-byte matrices; lanes 8m .. 8m + 7 give the row addresses of matrix m.
-__device__ __forceinline__ void ldmatrix_x4(int (&r)[4], const void* row_address) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(shared_address(row_address)));
-}
 
 // c += A · B over 32 values.
 __device__ __forceinline__ void mma_k32(int (&c)[4], const int (&a)[4], int b0, int b1) {
