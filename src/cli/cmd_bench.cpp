@@ -280,8 +280,13 @@ int run_bench(const BenchOptions& o) {
 CommandRegistration registration("bench", "Measure prompt and generation speed (tokens per second)", [](CLI::App& app) {
     auto o = std::make_shared<BenchOptions>();
     app.add_option("-m,--model", o->model, "GGUF model")->required();
-    app.add_option("-p,--n-prompt", o->n_prompt, "Prompt lengths to test (0: skip)")->capture_default_str();
-    app.add_option("-n,--n-gen", o->n_gen, "Generation lengths to test (0: skip)")->capture_default_str();
+    // Lists as llama-bench takes them: -p 512,4096 (or -p 512 -p 4096).
+    app.add_option("-p,--n-prompt", o->n_prompt, "Prompt lengths to test, comma-separated (0: skip)")
+        ->delimiter(',')
+        ->capture_default_str();
+    app.add_option("-n,--n-gen", o->n_gen, "Generation lengths to test, comma-separated (0: skip)")
+        ->delimiter(',')
+        ->capture_default_str();
     app.add_option("-d,--n-depth", o->depth, "Tokens already in the KV cache before each test (not timed)")
         ->capture_default_str()
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
