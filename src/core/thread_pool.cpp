@@ -96,7 +96,7 @@ void ThreadPool::worker_loop(int index) {
         // task_ and task_n_ were written before the generation was published (release), and the
         // caller does not change them until every worker has counted itself out of pending_.
         seen = generation_.load(std::memory_order_acquire);
-        const std::function<void(int64_t, int64_t, int)>* task = task_;
+        const FunctionRef<void(int64_t, int64_t, int)>* task = task_;
         const int64_t n = task_n_;
         auto [begin, end] = split_range(n, index, size());
         if (begin < end) (*task)(begin, end, index);
@@ -109,7 +109,7 @@ void ThreadPool::worker_loop(int index) {
     }
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn) {
+void ThreadPool::parallel_for(int64_t n, FunctionRef<void(int64_t, int64_t, int)> fn) {
     if (n <= 0) return;
     if (workers_.empty() || n == 1) {
         fn(0, n, 0);

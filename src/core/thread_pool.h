@@ -16,10 +16,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "core/function_ref.h"
 
 namespace strata {
 
@@ -50,7 +51,7 @@ public:
     // Splits [0, n) into contiguous ranges, one per thread, and runs fn(begin, end, worker_index)
     // on each; the caller runs the first range and returns when all ranges are done. Must not be
     // called from inside a task of the same pool.
-    void parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn);
+    void parallel_for(int64_t n, FunctionRef<void(int64_t, int64_t, int)> fn);
 
     static int hardware_threads();
     // The polling time in use (kAutoSpin resolved).
@@ -68,7 +69,7 @@ private:
     std::mutex mutex_;
     std::condition_variable start_cv_;
     std::condition_variable done_cv_;
-    const std::function<void(int64_t, int64_t, int)>* task_ = nullptr;
+    const FunctionRef<void(int64_t, int64_t, int)>* task_ = nullptr;
     int64_t task_n_ = 0;
     // generation_ and pending_ are written under mutex_ (so sleepers cannot miss a change) but read
     // without it by spinning threads.

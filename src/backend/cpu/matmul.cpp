@@ -29,14 +29,32 @@ struct PreparedJob {
     int64_t first_block;        // index of this job's first row block in the shared range
 };
 
+// The bookkeeping of one grouped call, kept per thread from call to call: once a decode step has
+// sized it, later steps allocate nothing.
+struct GroupedScratch {
+    std::vector<PreparedJob> prepared;
+    std::vector<size_t> act_owner;
+    std::vector<uint64_t> act_offset;
+    std::vector<std::pair<size_t, int64_t>> rows_to_quantize;
+};
+
+GroupedScratch& grouped_scratch() {
+    thread_local GroupedScratch scratch;
+    return scratch;
+}
+
 }  // namespace
 
 void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
-    std::vector<PreparedJob> prepared(jobs.size());
+    GroupedScratch& scratch = grouped_scratch();
+    std::vector<PreparedJob>& prepared = scratch.prepared;
+    prepared.assign(jobs.size(), PreparedJob{});
     // Which job first quantized each distinct (input, dot type, tokens); later ones reuse it.
-    std::vector<size_t> act_owner(jobs.size());
+    std::vector<size_t>& act_owner = scratch.act_owner;
+    act_owner.assign(jobs.size(), 0);
     uint64_t act_bytes_total = 0;
-    std::vector<uint64_t> act_offset(jobs.size(), 0);
+    std::vector<uint64_t>& act_offset = scratch.act_offset;
+    act_offset.assign(jobs.size(), 0);
     int64_t blocks = 0;
     for (size_t j = 0; j < jobs.size(); ++j) {
         const MatmulJob& job = jobs[j];
@@ -79,7 +97,8 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
 
     // Quantize each distinct input once, all of them in one parallel pass over (job, token).
     uint8_t* act_buf = act_bytes_total ? ctx.scratch(CpuContext::kMatmulActivationSlot, act_bytes_total) : nullptr;
-    std::vector<std::pair<size_t, int64_t>> rows_to_quantize;
+    std::vector<std::pair<size_t, int64_t>>& rows_to_quantize = scratch.rows_to_quantize;
+    rows_to_quantize.clear();
     for (size_t j = 0; j < jobs.size(); ++j) {
         if (act_owner[j] != j) continue;
         for (int64_t t = 0; t < jobs[j].n_tokens; ++t) rows_to_quantize.emplace_back(j, t);

@@ -27,6 +27,23 @@ void dense_ffn_block(const DenseFfnWeights& w, const ModelConfig& cfg, float* x,
 // Softmax routing (Mixtral, Qwen3-MoE): softmax over all experts, keep the top k, renormalize
 // the kept weights to sum to one. Then the batch is sorted by expert so each expert's matrices
 // are read once per batch, whatever the number of tokens routed to it.
+namespace {
+
+struct MoeStepScratch {
+    std::vector<int32_t> ids;
+    std::vector<float> weights;
+    std::vector<std::vector<std::pair<int64_t, float>>> by_expert;
+    std::vector<MatmulJob> gate_up_jobs, down_jobs;
+    std::vector<int64_t> tokens_per_expert;
+};
+
+MoeStepScratch& moe_step_scratch() {
+    thread_local MoeStepScratch scratch;
+    return scratch;
+}
+
+}  // namespace
+
 void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, CpuContext& ctx) {
     using namespace block_slots;
     const int64_t n = batch.n_tokens, e = cfg.n_embd, n_exp = cfg.n_expert, k = cfg.n_expert_used;
@@ -37,11 +54,20 @@ void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, con
     float* logits = ctx.scratch_floats(kRouter, static_cast<size_t>(n * n_exp));
     cpu_matmul(w.router, 0, h, n, logits, ctx);
 
-    // Selected (expert, weight) pairs per token, then grouped by expert.
-    std::vector<int32_t> ids(static_cast<size_t>(n * k));
-    std::vector<float> weights(static_cast<size_t>(n * k));
+    // Selected (expert, weight) pairs per token, then grouped by expert; in storage kept per thread
+    // from step to step, so that a decode step allocates nothing once warm.
+    MoeStepScratch& scratch = moe_step_scratch();
+    std::vector<int32_t>& ids = scratch.ids;
+    std::vector<float>& weights = scratch.weights;
+    ids.resize(static_cast<size_t>(n * k));
+    weights.resize(static_cast<size_t>(n * k));
     route_softmax_topk(logits, n, n_exp, k, cfg.norm_topk_prob, ids.data(), weights.data());
-    std::vector<std::vector<std::pair<int64_t, float>>> by_expert(static_cast<size_t>(n_exp));
+    auto& by_expert = scratch.by_expert;
+    by_expert.resize(static_cast<size_t>(n_exp));
+    for (auto& list : by_expert) {  // an expert takes at most one pair per token: no list grows below
+        list.clear();
+        list.reserve(static_cast<size_t>(n));
+    }
     for (int64_t t = 0; t < n; ++t) {
         for (int64_t j = 0; j < k; ++j) {
             const size_t i = static_cast<size_t>(t * k + j);
@@ -56,11 +82,14 @@ void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, con
     float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(pairs * ff));
     float* up = ctx.scratch_floats(kUp, static_cast<size_t>(pairs * ff));
     float* out = ctx.scratch_floats(kExpertOut, static_cast<size_t>(pairs * e));
-    std::vector<MatmulJob> gate_up_jobs, down_jobs;
+    std::vector<MatmulJob>& gate_up_jobs = scratch.gate_up_jobs;
+    std::vector<MatmulJob>& down_jobs = scratch.down_jobs;
+    gate_up_jobs.clear(), down_jobs.clear();
     // Expert tiering hook (see MoeExpertSource): the source says where each expert is read from.
     MoeExpertSource* source = batch.expert_source;
     if (source) {
-        std::vector<int64_t> tokens_per_expert(static_cast<size_t>(n_exp));
+        std::vector<int64_t>& tokens_per_expert = scratch.tokens_per_expert;
+        tokens_per_expert.resize(static_cast<size_t>(n_exp));
         for (int64_t ex = 0; ex < n_exp; ++ex)
             tokens_per_expert[static_cast<size_t>(ex)] = static_cast<int64_t>(by_expert[static_cast<size_t>(ex)].size());
         source->begin_step(w, tokens_per_expert);

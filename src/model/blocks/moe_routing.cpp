@@ -22,9 +22,27 @@ void top_k(const float* v, int64_t n, int64_t k, std::vector<int64_t>& order) {
     order.resize(static_cast<size_t>(k));
 }
 
-void reset(ExpertAssignments& out, int64_t n_expert) {
+// Each expert takes at most one pair per token: lists that can hold n_tokens pairs never grow
+// during the step, and once a step of that size has run no later one allocates.
+void reset(ExpertAssignments& out, int64_t n_expert, int64_t n_tokens) {
     out.resize(static_cast<size_t>(n_expert));
-    for (auto& list : out) list.clear();
+    for (auto& list : out) {
+        list.clear();
+        list.reserve(static_cast<size_t>(n_tokens));
+    }
+}
+
+// The routing functions' working storage, kept per thread from call to call so that the token
+// loop allocates nothing.
+struct RoutingScratch {
+    std::vector<float> scores, choice, group_merit, weights;
+    std::vector<int64_t> order, groups, best_in_group;
+    std::vector<char> keep;
+};
+
+RoutingScratch& routing_scratch() {
+    thread_local RoutingScratch scratch;
+    return scratch;
 }
 
 }  // namespace
@@ -33,11 +51,18 @@ void route_grouped(const float* logits, int64_t n_tokens, const GroupedRouting& 
     STRATA_CHECK(p.n_group >= 1 && p.n_expert % p.n_group == 0, "experts must split evenly into groups");
     STRATA_CHECK(p.n_group_used >= 1 && p.n_group_used <= p.n_group, "more groups used than exist");
     STRATA_CHECK(p.n_used <= p.n_group_used * (p.n_expert / p.n_group), "fewer eligible experts than used");
-    reset(out, p.n_expert);
+    reset(out, p.n_expert, n_tokens);
     const int64_t per_group = p.n_expert / p.n_group;
-    std::vector<float> scores(static_cast<size_t>(p.n_expert)), choice(static_cast<size_t>(p.n_expert));
-    std::vector<float> group_merit(static_cast<size_t>(p.n_group));
-    std::vector<int64_t> order, groups, best_in_group;
+    RoutingScratch& r = routing_scratch();
+    std::vector<float>& scores = r.scores;
+    std::vector<float>& choice = r.choice;
+    std::vector<float>& group_merit = r.group_merit;
+    scores.resize(static_cast<size_t>(p.n_expert));
+    choice.resize(static_cast<size_t>(p.n_expert));
+    group_merit.resize(static_cast<size_t>(p.n_group));
+    std::vector<int64_t>& order = r.order;
+    std::vector<int64_t>& groups = r.groups;
+    std::vector<int64_t>& best_in_group = r.best_in_group;
     for (int64_t t = 0; t < n_tokens; ++t) {
         const float* l = logits + t * p.n_expert;
         if (p.sigmoid) {
@@ -59,8 +84,9 @@ void route_grouped(const float* logits, int64_t n_tokens, const GroupedRouting& 
                 group_merit[static_cast<size_t>(g)] = merit;
             }
             top_k(group_merit.data(), p.n_group, p.n_group_used, groups);
-            std::vector<bool> keep(static_cast<size_t>(p.n_group), false);
-            for (int64_t g : groups) keep[static_cast<size_t>(g)] = true;
+            std::vector<char>& keep = r.keep;
+            keep.assign(static_cast<size_t>(p.n_group), 0);
+            for (int64_t g : groups) keep[static_cast<size_t>(g)] = 1;
             // Excluded experts can never be chosen (DeepSeek's reference and llama.cpp mask with
             // -inf; HF fills 0.0, which differs only if an eligible biased score is negative).
             for (int64_t i = 0; i < p.n_expert; ++i) {
@@ -79,7 +105,8 @@ void route_grouped(const float* logits, int64_t n_tokens, const GroupedRouting& 
 
 void route_softmax_topk(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, bool normalize, int32_t* ids,
                         float* weights) {
-    std::vector<int64_t> order(static_cast<size_t>(n_expert));
+    std::vector<int64_t>& order = routing_scratch().order;
+    order.resize(static_cast<size_t>(n_expert));
     for (int64_t t = 0; t < n_tokens; ++t) {
         float* p = logits + t * n_expert;
         cpu_softmax(p, n_expert);
@@ -97,9 +124,11 @@ void route_softmax_topk(float* logits, int64_t n_tokens, int64_t n_expert, int64
 }
 
 void route_topk_softmax(const float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, ExpertAssignments& out) {
-    reset(out, n_expert);
-    std::vector<int64_t> order;
-    std::vector<float> weights(static_cast<size_t>(k));
+    reset(out, n_expert, n_tokens);
+    RoutingScratch& r = routing_scratch();
+    std::vector<int64_t>& order = r.order;
+    std::vector<float>& weights = r.weights;
+    weights.resize(static_cast<size_t>(k));
     for (int64_t t = 0; t < n_tokens; ++t) {
         const float* l = logits + t * n_expert;
         top_k(l, n_expert, k, order);
