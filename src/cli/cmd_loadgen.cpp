@@ -92,6 +92,10 @@ CommandRegistration registration("loadgen", "Measure an OpenAI-compatible server
     app.add_option("--api-key-file", o->api_key_file, "File holding the server's API key (sent as a bearer token)");
     app.add_option("--timeout", o->run.timeout_seconds, "Seconds to wait for one response")
         ->capture_default_str()->check(CLI::Range(1.0, 86400.0));
+    app.add_option("--ready-timeout", o->run.ready_timeout_seconds,
+                   "Seconds to wait for a server still loading its model before the first level")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     app.add_flag("--stop-at-eos", [o](int64_t) { o->run.ignore_eos = false; },
                  "Let generation stop at end of text (default: every request generates max_tokens)");
     app.add_flag("--json", o->json, "Print the levels as JSON");

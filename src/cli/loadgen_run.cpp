@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -114,18 +115,50 @@ Result<ServerAddress> parse_server_url(const std::string& url) {
     return a;
 }
 
+// Polls GET /health until the server says "ready" (200). A server that answers 503 "loading" is
+// waited for (with a line on stderr, once); one that reports a failed load or is draining, or an
+// answer that is not Strata's, ends the wait: a server whose /health says nothing more is taken as
+// ready when it answers 200, and as not ready otherwise.
+namespace {
+
+Status wait_until_ready(const ServerAddress& address, const LoadgenOptions& o) {
+    httplib::Client probe = make_client(address, o);
+    const auto deadline = Clock::now() + std::chrono::duration<double>(o.ready_timeout_seconds);
+    bool said_waiting = false;
+    while (true) {
+        auto health = probe.Get("/health");
+        if (!health) {
+            return Status::error("cannot reach {} ({}): is the server running?", o.url, httplib::to_string(health.error()));
+        }
+        if (health->status == 200) return Status::ok();
+        const json body = json::parse(health->body, nullptr, false);
+        const std::string state = body.is_object() && body.contains("status") && body["status"].is_string()
+                                      ? body["status"].get<std::string>()
+                                      : "";
+        if (state != "loading") {
+            return Status::error("{} is not ready (GET /health: HTTP {} {}): start the load when it is", o.url,
+                                 health->status, health->body);
+        }
+        if (Clock::now() >= deadline) {
+            return Status::error("{} was still loading its model after {:.0f} s (--ready-timeout)", o.url,
+                                 o.ready_timeout_seconds);
+        }
+        if (!said_waiting) {
+            std::fprintf(stderr, "loadgen: %s is loading its model; waiting\n", o.url.c_str());
+            said_waiting = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+}
+
+}  // namespace
+
 Result<LoadgenResult> run_load(const LoadgenOptions& o) {
     STRATA_ASSIGN_OR_RETURN(const ServerAddress address, parse_server_url(o.url));
     if (o.clients < 1 || o.requests_per_client < 1 || o.max_tokens < 1) {
         return Status::error("loadgen needs at least one client, one request and one token");
     }
-    {
-        httplib::Client probe = make_client(address, o);
-        auto health = probe.Get("/health");
-        if (!health) {
-            return Status::error("cannot reach {} ({}): is the server running?", o.url, httplib::to_string(health.error()));
-        }
-    }
+    STRATA_TRY(wait_until_ready(address, o));
     LoadgenOptions opts = o;
     if (opts.model.empty()) {
         httplib::Client probe = make_client(address, o);

@@ -26,6 +26,9 @@ struct LoadgenOptions {
     int max_tokens = 64;
     bool ignore_eos = true;  // Strata's extension: every request generates max_tokens
     double timeout_seconds = 600;
+    // How long to wait for a server still loading its model (GET /health 503 "loading"): a load
+    // level against a loading server would only measure refusals.
+    double ready_timeout_seconds = 600;
 };
 
 struct RequestOutcome {
@@ -53,8 +56,10 @@ struct ServerAddress {
 };
 Result<ServerAddress> parse_server_url(const std::string& url);
 
-// Runs one load level. Fails only when the server cannot be reached before the run starts
-// (GET /health); requests that fail during the run are counted in the result.
+// Runs one load level, once GET /health says the server is ready (waiting while it loads its
+// model). Fails only when the server cannot be reached, reports a failed load or is draining, or
+// is still loading after options.ready_timeout_seconds; requests that fail during the run are
+// counted in the result.
 Result<LoadgenResult> run_load(const LoadgenOptions& options);
 
 }  // namespace strata::cli
