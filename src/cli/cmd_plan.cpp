@@ -25,6 +25,7 @@ struct PlanOptions {
     std::string model;
     std::string vram, vram_budget, ram, vram_reserve = "512MiB", ram_reserve = "1GiB";
     std::string split_at;
+    std::string split = "layer";
     int64_t n_ctx = 4096;
     std::string kv_type = "f16";
     int64_t n_batch = 512;
@@ -86,6 +87,16 @@ Result<PlanRequest> build_request(const PlanOptions& o, std::vector<std::string>
                                  o.split_at);
         }
         STRATA_ASSIGN_OR_RETURN(req.split_at, split_at_flag(o.split_at));
+    }
+    if (o.split != "layer" && o.split != "tensor") {
+        return Status::error("--split: expected layer or tensor, got \"{}\"", o.split);
+    }
+    if (o.split == "tensor") {
+        if (req.split_gpus.empty()) {
+            return Status::error("--split tensor: expected two or more GPUs (--vram 80GiB,80GiB)");
+        }
+        if (!o.split_at.empty()) return Status::error("--split-at: expected with --split layer");
+        req.split_tensor = true;
     }
     STRATA_ASSIGN_OR_RETURN(auto vram, size_flag("--vram", req.split_gpus.empty() ? o.vram : std::string()));
     STRATA_ASSIGN_OR_RETURN(auto budget, size_flag("--vram-budget", o.vram_budget));
@@ -153,6 +164,10 @@ CommandRegistration registration(
         app.add_option("--split-at", o->split_at,
                        "With several --vram sizes: the first layer of each GPU after the first, e.g. 30 or 16,32 "
                        "(default: split by capacity)");
+        app.add_option("--split", o->split,
+                       "With several --vram sizes: layer (each GPU holds some layers) or tensor (each holds a part of "
+                       "every layer)")
+            ->capture_default_str();
         app.add_option("--vram-budget", o->vram_budget,
                        "Use at most this much VRAM (of each GPU), as if the card were this size");
         app.add_option("--ram", o->ram, "Host RAM the engine may use (default: MemAvailable of /proc/meminfo)");

@@ -10,7 +10,8 @@
 // `--gpus all|LIST` with `--split layer` (the default when two or more GPUs are listed) splits
 // the model's layers over several GPUs, each planned with its own memory (runtime/gpu_placement.h);
 // `--split-at 24` (or 16,32) fixes the first layer of the second (third...) GPU instead of
-// splitting by capacity. `--split tensor` is refused with the reason (not built yet).
+// splitting by capacity. `--split tensor` puts every layer on every listed GPU instead, each with
+// its share of the attention heads, FFN columns and experts (backend/gpu/gpu_collective.h).
 // Once the card(s) are chosen, the process runs itself again with CUDA_VISIBLE_DEVICES /
 // HIP_VISIBLE_DEVICES naming only them (device/self_visibility.h), unless the user set one.
 //
@@ -48,7 +49,9 @@ struct DeviceFlags {
     void add_to(CLI::App& app) {
         app.add_option("--gpus", gpus,
                        "Split the model over several GPUs: all, or a comma-separated list (ordinal, pci:BUS-ID or UUID; the first takes the first layers)");
-        app.add_option("--split", split, "How a model is split over --gpus: layer (default with several GPUs), none, or tensor (not built yet)")
+        app.add_option("--split", split,
+                       "How a model is split over --gpus: layer (default with several GPUs), tensor (heads and experts "
+                       "sharded, partial sums all-reduced), or none")
             ->capture_default_str();
         app.add_option("--split-at", split_at, "With --split layer: the first layer of GPU 2, 3, ... (e.g. 24 or 16,32); default: by each GPU's memory");
         app.add_option("--device", device,
@@ -140,8 +143,9 @@ private:
         if (split != "auto" && split != "none" && split != "layer" && split != "tensor") {
             return Status::error("--split: expected layer, none or tensor, got {:?}", split);
         }
-        if (split == "tensor") {
-            return Status::error("--split tensor: sharding heads and experts over GPUs with an all-reduce is not built yet; use --split layer");
+        if (split == "tensor" && !split_at.empty()) {
+            return Status::error("--split-at {}: expected with --split layer (a tensor split puts every layer on every GPU)",
+                                 split_at);
         }
         if (device != "auto" && device != "gpu") return Status::error("--gpus {} with --device {}: expected one of them", gpus, device);
         if (!gpu_unavailable_reason().empty()) return Status::error("--gpus {}: {}", gpus, gpu_unavailable_reason());
@@ -162,6 +166,7 @@ private:
             return o;
         }
         for (const ResolvedDevice& r : list) o.split_ordinals.push_back(*r.ordinal);
+        o.split_tensor = split == "tensor";
         if (!split_at.empty()) {
             std::string_view rest = split_at;
             while (true) {

@@ -28,7 +28,9 @@ struct TierFlags {
     std::string expert_profile;
 
     void add_to(CLI::App& app) {
-        app.add_option("--vram-budget", vram_budget, "Use at most this much VRAM (e.g. 10GiB), as if the card were this size");
+        app.add_option("--vram-budget", vram_budget,
+                       "Use at most this much VRAM (e.g. 10GiB), as if the card were this size; with --gpus one size "
+                       "for each GPU, or a list (20GiB,8GiB) for uneven cards");
         app.add_option("--vram-reserve", vram_reserve, "VRAM the plan leaves free for the driver and other programs")
             ->capture_default_str();
         app.add_option("--expert-policy", expert_policy, "Expert cache policy when experts are tiered: lru or lfu")
@@ -43,7 +45,20 @@ struct TierFlags {
 
     Result<GpuPlacement> place(const GgufFile& file, ComputeOptions& compute, int64_t n_ctx, int64_t n_batch) const {
         GpuPlacementRequest req;
-        if (!vram_budget.empty()) {
+        if (vram_budget.find(',') != std::string::npos) {
+            if (compute.split_ordinals.size() < 2) {
+                return Status::error("--vram-budget {}: a list of sizes is for a model split over --gpus", vram_budget);
+            }
+            size_t at = 0;
+            while (true) {
+                const size_t comma = vram_budget.find(',', at);
+                auto b = parse_byte_size(vram_budget.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+                if (!b) return Status::error("--vram-budget {}: {}", vram_budget, b.status().message());
+                req.vram_budgets.push_back(*b);
+                if (comma == std::string::npos) break;
+                at = comma + 1;
+            }
+        } else if (!vram_budget.empty()) {
             auto b = parse_byte_size(vram_budget);
             if (!b) return Status::error("--vram-budget: {}", b.status().message());
             req.vram_budget = *b;

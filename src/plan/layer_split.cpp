@@ -81,6 +81,7 @@ std::vector<uint32_t> split_points(const std::vector<uint64_t>& layer_cost, cons
 }
 
 std::string share_layers(const GpuShare& s) {
+    if (s.tensor_ranks > 0) return fmt::format("part {} of {} of every layer", s.tensor_rank + 1, s.tensor_ranks);
     if (s.layer_end <= s.layer_begin) return "no layers";
     if (s.layer_end == s.layer_begin + 1) return fmt::format("layer {}", s.layer_begin);
     return fmt::format("layers {}–{}", s.layer_begin, s.layer_end - 1);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "plan/layer_split.h"
+#include "plan/tensor_split.h"
 #include "plan/units.h"
 
 namespace strata {
@@ -51,7 +52,7 @@ Plan place(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& 
     p.has_gpu = gpu || is_split(req);
 
     if (is_split(req)) {
-        LayerSplit split = split_by_layers(inv, w, req);
+        LayerSplit split = req.split_tensor ? split_by_tensors(inv, w, req) : split_by_layers(inv, w, req);
         p.gpu_shares = std::move(split.shares);
         p.problems = std::move(split.problems);
         for (const GpuShare& s : p.gpu_shares) add_vram(p, s);
@@ -228,13 +229,21 @@ void explain_split(Plan& p) {
     const ModelWeights& w = p.weights;
     const PlanRequest& req = p.request;
     auto& e = p.explanation;
-    e.push_back(fmt::format("Split by layers over {} GPUs ({}): each holds its layers' dense weights, KV cache and "
-                            "expert cache, a batch's activations pass from one to the next, and the output head and "
-                            "logits are on the last{}{}.",
-                            p.gpu_shares.size(), req.split_at.empty() ? "by capacity" : "at --split-at",
-                            embedding_in_ram(w),
-                            req.vram_budget > 0 ? fmt::format("; --vram-budget {} on each", b(req.vram_budget))
-                                                : std::string()));
+    const std::string budget =
+        req.vram_budget > 0 ? fmt::format("; --vram-budget {} on each", b(req.vram_budget)) : std::string();
+    if (req.split_tensor) {
+        e.push_back(fmt::format("Split by tensor over {} GPUs: each holds a part of every layer (its attention heads and "
+                                "their KV cache, its share of each dense FFN and of each layer's experts) with the norms "
+                                "and routers, the parts of each sum are all-reduced, and the output head and logits are "
+                                "on the first{}{}. No expert cache: every expert stays in VRAM.",
+                                p.gpu_shares.size(), embedding_in_ram(w), budget));
+    } else {
+        e.push_back(fmt::format("Split by layers over {} GPUs ({}): each holds its layers' dense weights, KV cache and "
+                                "expert cache, a batch's activations pass from one to the next, and the output head and "
+                                "logits are on the last{}{}.",
+                                p.gpu_shares.size(), req.split_at.empty() ? "by capacity" : "at --split-at",
+                                embedding_in_ram(w), budget));
+    }
     for (size_t i = 0; i < p.gpu_shares.size(); ++i) {
         const GpuShare& s = p.gpu_shares[i];
         std::string experts;

@@ -55,6 +55,8 @@ struct PlanRequest {
     // Explicit split points: the first layer of GPUs 1..n-1 (n-1 strictly increasing values in
     // 1..n_layer-1). Empty: split by capacity (plan/layer_split.h).
     std::vector<uint32_t> split_at;
+    // --split tensor: split_gpus each hold a part of every layer (plan/tensor_split.h).
+    bool split_tensor = false;
 };
 
 // One GPU's part of a layer split.
@@ -69,6 +71,7 @@ struct GpuShare {
     uint64_t expert_count = 0;  // routed experts of its layers
     uint64_t expert_slots = 0;  // ... of them cached in its VRAM (== expert_count: all resident)
     uint64_t unused = 0, shortfall = 0;
+    uint32_t tensor_rank = 0, tensor_ranks = 0;  // tensor split: part tensor_rank of tensor_ranks (0: a layer split)
     uint64_t fixed() const { return dense + context + workspace.total(); }
 };
 

@@ -293,6 +293,7 @@ nlohmann::ordered_json plan_to_json(const Plan& p) {
         }
         j["request"]["split_gpus"] = gpus;
         j["request"]["split_at"] = r.split_at;
+        j["request"]["split"] = r.split_tensor ? "tensor" : "layer";
     }
     j["weights"] = {{"total_bytes", w.total_bytes}, {"dense_bytes", w.dense_bytes},
                     {"embedding_bytes", w.embedding_bytes}, {"embedding_is_output", w.embedding_is_output},

@@ -13,6 +13,9 @@
 namespace strata {
 
 std::string GpuPlacement::describe() const {
+    if (plan.request.split_tensor) {
+        return fmt::format("placement: every layer split by tensor over {} GPUs, every weight in VRAM", plan.gpu_shares.size());
+    }
     if (!plan.gpu_shares.empty()) {
         std::string line = fmt::format("placement: layers split over {} GPUs", plan.gpu_shares.size());
         for (size_t i = 0; i < plan.gpu_shares.size(); ++i) {
@@ -90,7 +93,15 @@ Result<GpuPlacement> place_on_gpus(const GgufFile& file, ComputeOptions& options
     STRATA_ASSIGN_OR_RETURN(ModelInventory inventory, inventory_from_gguf(file));
     STRATA_ASSIGN_OR_RETURN(ModelWeights weights, summarize_weights(inventory));
     PlanRequest req;
-    for (int ordinal : options.split_ordinals) {
+    const std::vector<uint64_t>& budgets = request.vram_budgets;
+    if (!budgets.empty() && budgets.size() != options.split_ordinals.size()) {
+        return Status::error("--vram-budget: expected one size for each of the {} GPUs of --gpus (or one for all), got {}",
+                             options.split_ordinals.size(), budgets.size());
+    }
+    // Each GPU's own budget (uneven cards), or the one budget of all.
+    const auto budget_of = [&](size_t i) { return budgets.empty() ? request.vram_budget : budgets[i]; };
+    for (size_t i = 0; i < options.split_ordinals.size(); ++i) {
+        const int ordinal = options.split_ordinals[i];
         uint64_t free_bytes = 0, total_bytes = 0;
         if (!gpu::device_memory(ordinal, &free_bytes, &total_bytes)) {
             return Status::error("--gpus: GPU {} is not usable here (see `strata devices`)", ordinal);
@@ -98,20 +109,38 @@ Result<GpuPlacement> place_on_gpus(const GgufFile& file, ComputeOptions& options
         const auto repeats = static_cast<uint64_t>(std::count(options.split_ordinals.begin(), options.split_ordinals.end(), ordinal));
         std::string name = fmt::format("GPU {}", ordinal);
         if (repeats > 1) name += fmt::format(" (1/{} of the card)", repeats);
-        req.split_gpus.push_back(DeviceMemory{name, total_bytes / repeats, free_bytes / repeats});
+        DeviceMemory gpu{name, total_bytes / repeats, free_bytes / repeats};
+        if (!budgets.empty() && budgets[i] > 0) {  // folded into the card: the plan's budget is per request
+            gpu.name += fmt::format(", --vram-budget {}", format_bytes(budgets[i]));
+            gpu.total_bytes = std::min(gpu.total_bytes, budgets[i]);
+            gpu.free_bytes = std::min(gpu.free_bytes, budgets[i]);
+        }
+        req.split_gpus.push_back(gpu);
     }
     req.split_at = options.split_at;
+    req.split_tensor = options.split_tensor;
     fill_plan_request(options, request, req);
     placement.plan = make_plan(inventory, weights, req);
     const Plan& plan = placement.plan;
     if (!plan.fits) return Status::error("{}", plan_refusal(plan, file));
     STRATA_CHECK(plan.gpu_shares.size() == options.split_ordinals.size(), "the plan has one share per GPU of --gpus");
+    options.vram_budget = request.vram_budget;
+    if (options.split_tensor) {  // every expert in VRAM (the plan checked), no tiers
+        if (request.expert_slots >= 0 || request.force_tiers) {
+            return Status::error("--expert-slots: a tensor split keeps every expert in VRAM (use --split layer)");
+        }
+        options.tensor_split.clear();
+        for (size_t i = 0; i < options.split_ordinals.size(); ++i) {
+            options.tensor_split.push_back(GpuLayerShare{options.split_ordinals[i], 0, inventory.config.n_layer, budget_of(i), nullptr});
+        }
+        return placement;
+    }
 
     std::optional<GpuExpertTierOptions> tier;
     options.layer_split.clear();
     for (size_t i = 0; i < plan.gpu_shares.size(); ++i) {
         const GpuShare& s = plan.gpu_shares[i];
-        GpuLayerShare share{options.split_ordinals[i], s.layer_begin, s.layer_end, request.vram_budget, nullptr};
+        GpuLayerShare share{options.split_ordinals[i], s.layer_begin, s.layer_end, budget_of(i), nullptr};
         std::shared_ptr<GpuExpertTierSummary> summary;
         // --expert-slots: this many cache slots on each GPU instead of the plan's (tests).
         const uint64_t slots = request.expert_slots >= 0 ? std::min<uint64_t>(s.expert_count, static_cast<uint64_t>(request.expert_slots))
@@ -131,7 +160,6 @@ Result<GpuPlacement> place_on_gpus(const GgufFile& file, ComputeOptions& options
         placement.share_summaries.push_back(summary);
         options.layer_split.push_back(std::move(share));
     }
-    options.vram_budget = request.vram_budget;
     return placement;
 }
 

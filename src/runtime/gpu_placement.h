@@ -25,6 +25,9 @@ namespace strata {
 
 struct GpuPlacementRequest {
     uint64_t vram_budget = 0;            // 0: the card's free memory
+    // Several GPUs (--gpus): one budget per GPU in their order (uneven cards: --vram-budget
+    // 20GiB,8GiB); empty: vram_budget for each.
+    std::vector<uint64_t> vram_budgets;
     uint64_t vram_reserve = 512 * kMiB;
     int64_t n_ctx = 4096;
     int64_t n_batch = 512;

@@ -75,7 +75,7 @@ expect_error() {  # <expected fragment> <run args...>
   if err=$("$strata" run -m "$model" -p "x" -n 1 "$@" 2>&1 >/dev/null); then fail "run $* must fail"; fi
   [[ $err == *"$want"* ]] || fail "run $*: expected \"$want\", got: $err"
 }
-expect_error "--split tensor: sharding heads and experts over GPUs with an all-reduce is not built yet" --gpus 0,1 --split tensor
+expect_error "--split-at 4: expected with --split layer" --gpus 0,1 --split tensor --split-at 4
 expect_error "--split: expected layer, none or tensor" --gpus 0,1 --split rows
 expect_error "--split-at: expected with --gpus" --split-at 4
 expect_error "--gpus 0,1 with --device cpu: expected one of them" --gpus 0,1 --device cpu

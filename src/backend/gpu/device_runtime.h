@@ -258,7 +258,8 @@ void memset_async(void* device_dst, int value, uint64_t bytes, void* stream);
 // ---- several GPUs ------------------------------------------------------------------------------
 // Lets `ordinal` read `peer`'s memory directly (NVLink or PCIe peer-to-peer); false when the pair
 // cannot, and copies between them are then staged through host memory by the runtime. True for
-// ordinal == peer (two shares of one card, as the tests split a model).
+// ordinal == peer (two shares of one card, as the tests split a model). STRATA_GPU_PEER=0: false
+// for every pair of different GPUs (to test the staged path on a machine with peer access).
 bool enable_peer_access(int ordinal, int peer);
 // Device memory of one GPU to another's (or within one), queued on `stream`, a stream of the
 // destination's device; ordered after earlier work on it only (make it wait on the source's event).

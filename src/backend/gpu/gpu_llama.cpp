@@ -2,12 +2,14 @@
 // biases, sinks, sliding windows, YaRN table and biased clamped-SwiGLU experts are optional steps
 // of the same recipe): the recipe of model/arch/llama_family.cpp and gpt_oss.cpp with the blocks
 // of gpu_transformer.h, reading the same weight table (model/arch/llama_family.h) after
-// uploading it to VRAM.
+// uploading it to VRAM. Under --split tensor each GPU uploads its part of every layer (rank_part).
+#include <deque>
 #include <memory>
 #include <vector>
 
 #include "backend/gpu/gpu_transformer.h"
 #include "model/arch/llama_family.h"
+#include "model/weight_slices.h"
 
 namespace strata {
 
@@ -42,16 +44,77 @@ public:
             }
             rope_ = gpt_oss_rope_table(config_);
         }
-        layers_.resize(w.layers.size());
+        layers_.assign(ranks(), std::vector<GpuLayer>(w.layers.size()));
         std::vector<Weight> input_norms;
         for (size_t il = 0; il < w.layers.size(); ++il) {
-            STRATA_TRY(upload_layer(w.layers[il], share_of(il), layers_[il]));
+            if (tensor_split()) {
+                for (size_t r = 0; r < ranks(); ++r) {
+                    STRATA_ASSIGN_OR_RETURN(LlamaLayer part, rank_part(w.layers[il], r));
+                    STRATA_TRY(upload_layer(part, r, layers_[r][il]));
+                }
+            } else {
+                STRATA_TRY(upload_layer(w.layers[il], share_of(il), layers_[0][il]));
+            }
             input_norms.push_back(w.layers[il].attn.norm);
         }
-        return finish_load(file, w.token_embd, w.output_norm, w.output, input_norms);
+        STRATA_TRY(finish_load(file, w.token_embd, w.output_norm, w.output, input_norms));
+        column_copies_.clear();  // uploaded: finish_load waited for the copies
+        return Status::ok();
     }
 
+    bool supports_tensor_split() const override { return true; }
+
 private:
+    // Rank r's part of a layer under --split tensor (model/weight_slices.h): its heads' rows of
+    // wq/wk/wv (with their biases and sinks) and the same heads' columns of wo (whose bias is
+    // added once, by rank 0); its share of a dense FFN's hidden units (rows of gate/up, columns of
+    // down); its experts. Norms, the router and gpt-oss's expert biases (indexed by expert id)
+    // stay whole.
+    Result<LlamaLayer> rank_part(const LlamaLayer& src, size_t r) {
+        const ModelConfig& c = config_;
+        const auto rank = static_cast<int64_t>(r), n = static_cast<int64_t>(ranks());
+        const int64_t hq = heads(), hk = heads_kv();
+        LlamaLayer out = src;
+        AttentionWeights& a = out.attn;
+        STRATA_ASSIGN_OR_RETURN(a.wq, weight_rows(src.attn.wq, rank * hq * c.head_dim_k, hq * c.head_dim_k));
+        STRATA_ASSIGN_OR_RETURN(a.wk, weight_rows(src.attn.wk, rank * hk * c.head_dim_k, hk * c.head_dim_k));
+        STRATA_ASSIGN_OR_RETURN(a.wv, weight_rows(src.attn.wv, rank * hk * c.head_dim_v, hk * c.head_dim_v));
+        if (src.attn.bq) {
+            STRATA_ASSIGN_OR_RETURN(a.bq, weight_elements(src.attn.bq, rank * hq * c.head_dim_k, hq * c.head_dim_k));
+        }
+        if (src.attn.bk) {
+            STRATA_ASSIGN_OR_RETURN(a.bk, weight_elements(src.attn.bk, rank * hk * c.head_dim_k, hk * c.head_dim_k));
+        }
+        if (src.attn.bv) {
+            STRATA_ASSIGN_OR_RETURN(a.bv, weight_elements(src.attn.bv, rank * hk * c.head_dim_v, hk * c.head_dim_v));
+        }
+        STRATA_ASSIGN_OR_RETURN(a.wo, weight_columns(src.attn.wo, rank * hq * c.head_dim_v, hq * c.head_dim_v,
+                                                     column_copies_.emplace_back()));
+        if (r != 0) a.bo = Weight{};
+        if (src.attn_sinks) {
+            STRATA_ASSIGN_OR_RETURN(out.attn_sinks, weight_elements(src.attn_sinks, rank * hq, hq));
+        }
+        if (src.moe) {
+            const std::pair<int64_t, int64_t> experts = expert_range(r);
+            const int64_t first = experts.first, count = experts.second - experts.first;
+            STRATA_ASSIGN_OR_RETURN(out.moe_ffn.gate_exps, weight_matrices(src.moe_ffn.gate_exps, first, count));
+            STRATA_ASSIGN_OR_RETURN(out.moe_ffn.up_exps, weight_matrices(src.moe_ffn.up_exps, first, count));
+            STRATA_ASSIGN_OR_RETURN(out.moe_ffn.down_exps, weight_matrices(src.moe_ffn.down_exps, first, count));
+            return out;
+        }
+        const int64_t ff = src.ffn.gate.ne[1];
+        if (ff % n != 0) {
+            return Status::error("--split tensor over {} GPUs: the FFN's {} hidden units do not divide among them (use "
+                                 "--split layer)",
+                                 n, ff);
+        }
+        const int64_t each = ff / n;
+        STRATA_ASSIGN_OR_RETURN(out.ffn.gate, weight_rows(src.ffn.gate, rank * each, each));
+        STRATA_ASSIGN_OR_RETURN(out.ffn.up, weight_rows(src.ffn.up, rank * each, each));
+        STRATA_ASSIGN_OR_RETURN(out.ffn.down, weight_columns(src.ffn.down, rank * each, each, column_copies_.emplace_back()));
+        return out;
+    }
+
     Status upload_layer(const LlamaLayer& src, size_t share_index, GpuLayer& L) {
         gpu::GpuShard& sh = share(share_index);
         const AttentionWeights& a = src.attn;
@@ -81,17 +144,30 @@ private:
                               L.experts);
     }
 
-    const float* input_norm(uint32_t il) const override { return layers_[il].attn_norm.f32(); }
+    // Layer il as the share (or rank) being queued holds it.
+    const GpuLayer& layer(uint32_t il) const { return layers_[rank()][il]; }
+
+    const float* input_norm(uint32_t il) const override { return layer(il).attn_norm.f32(); }
+    const float* ffn_norm_of(uint32_t il) const override { return layer(il).ffn_norm.f32(); }
+
+    float* queue_attention_part(uint32_t il, float* h, int64_t n, const int32_t* positions, int64_t kv_layer) override {
+        return attention_part(layer(il).attn, h, n, positions, kv_layer);
+    }
+    float* queue_ffn_part(uint32_t il, float* h, int64_t n, CpuContext&) override {
+        const GpuLayer& L = layer(il);
+        return L.moe ? moe_ffn_part(L.experts, il, h, n) : dense_ffn_part(L.ffn, h, n);
+    }
 
     void queue_layer(uint32_t il, float* x, float* h, int64_t n, const int32_t* positions, int64_t kv_layer,
                      const float* next_norm, CpuContext& cpu) override {
-        const GpuLayer& L = layers_[il];
+        const GpuLayer& L = layer(il);
         attention(L.attn, x, h, n, positions, kv_layer, L.ffn_norm.f32());
         if (L.moe) moe_ffn(L.experts, il, x, h, n, next_norm, cpu);
         else dense_ffn(L.ffn, x, h, n, next_norm);
     }
 
-    std::vector<GpuLayer> layers_;
+    std::vector<std::vector<GpuLayer>> layers_;  // [rank][layer]: one rank without a tensor split
+    std::deque<std::vector<uint8_t>> column_copies_;  // column slices, kept until uploaded
 };
 
 }  // namespace

@@ -44,8 +44,8 @@ Result<std::unique_ptr<Model>> load_on_cpu(const GgufFile& file, const ComputeOp
 
 Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const ComputeOptions& options) {
     if (options.device == ComputeDevice::Cpu) return load_on_cpu(file, options);
-    if (options.split_ordinals.size() >= 2 && options.layer_split.empty()) {
-        return Status::error("--gpus: a layer split is loaded as the memory plan decides it (place_on_gpu first)");
+    if (options.split_ordinals.size() >= 2 && options.layer_split.empty() && options.tensor_split.empty()) {
+        return Status::error("--gpus: a split is loaded as the memory plan decides it (place_on_gpu first)");
     }
     STRATA_ASSIGN_OR_RETURN(ModelConfig config, ModelConfig::from_gguf(file));
     const std::string why = gpu_unavailable_reason();

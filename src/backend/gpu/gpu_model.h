@@ -59,6 +59,13 @@ struct ComputeOptions {
     // tests the split), and --split-at's explicit first layers of GPUs 2..n (empty: by capacity).
     std::vector<int> split_ordinals = {};
     std::vector<uint32_t> split_at = {};
+    // --split tensor with --gpus: split_ordinals share every layer instead (heads, FFN columns and
+    // experts sharded, partial sums all-reduced: backend/gpu/gpu_collective.h).
+    bool split_tensor = false;
+    // Set by the placement from the plan: the GPUs of a tensor split, in rank order (the first
+    // holds the output head), each with every layer (layer_begin 0, layer_end n_layer) and its
+    // own budget; no tiers.
+    std::vector<GpuLayerShare> tensor_split = {};
     // Set by the placement (runtime/gpu_placement.h) from the plan: each GPU's layers. Empty: the
     // model runs on gpu_ordinal alone.
     std::vector<GpuLayerShare> layer_split = {};

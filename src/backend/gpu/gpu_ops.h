@@ -193,9 +193,12 @@ struct MoePlan {
     int32_t* tiles = nullptr;    // [max_tiles][3] (expert, first sorted index, count)
     int32_t* n_tiles = nullptr;  // [1]
 };
-// Plan buffers come from the context's scratch slots [slot, slot + 2].
+// Plan buffers come from the context's scratch slots [slot, slot + 2]. The plan holds the pairs
+// whose expert id is in [expert_begin, expert_begin + n_expert), as expert (id - expert_begin):
+// a tensor split's GPU plans only its own experts (their weights are its slice); other pairs'
+// output rows are left unwritten.
 MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int scratch_slot, GpuContext& ctx,
-                     int tile_columns = kGpuMatmulColumns);
+                     int tile_columns = kGpuMatmulColumns, int64_t expert_begin = 0);
 
 // For every pair p of the plan: y[p] = W_{expert(p)} · x[p / pairs_per_x_row]. x holds one row per
 // token (gate/up: pass k, pair p = token·k + slot) or one per pair (down: pass 1).
@@ -235,6 +238,16 @@ void gpu_moe_add_expert_bias(float* out, const int32_t* ids, int64_t n_pairs, in
 // x[t] += Σ_j weights[t·k + j] · expert_out[t·k + j], rows of n.
 void gpu_moe_combine(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n, float* x,
                      GpuContext& ctx);
+// A tensor split's part of the combine: out[t] = Σ_j over the pairs whose expert id is in
+// [expert_begin, expert_end) (this GPU's experts) of weights · expert_out; the all-reduce adds the
+// other GPUs' parts.
+void gpu_moe_combine_owned(const float* expert_out, const float* weights, const int32_t* ids, int64_t n_tokens,
+                           int64_t k, int64_t n, int64_t expert_begin, int64_t expert_end, float* out, GpuContext& ctx);
+// out[i] = Σ_q parts[q][i] for q = 0 .. n_parts-1 in that order (at most kGpuMaxSumParts parts),
+// count floats: every GPU of a tensor split sums the same parts in the same order, so all hold
+// the same bits (ops_elementwise.cu).
+constexpr int kGpuMaxSumParts = 8;
+void gpu_sum_parts(float* out, const float* const* parts, int n_parts, int64_t count, GpuContext& ctx);
 
 // ---- decode step ops: positions read on the device, fused passes -------------------------------
 // A decode step captured as a graph (gpu_llama.cpp) is replayed at every depth, so nothing in it

@@ -32,6 +32,18 @@ std::string GpuTransformer::device_name() const {
     if (shares_.size() == 1) {
         return fmt::format("{}, {:.2f} GiB of weights in VRAM", describe(*shares_[0]), static_cast<double>(bytes) / (1 << 30));
     }
+    if (tensor_) {
+        std::string out = fmt::format("tensor split over {} GPUs (heads, FFN columns and experts sharded; all-reduce by {}):",
+                                      shares_.size(), collective_->describe());
+        for (size_t r = 0; r < shares_.size(); ++r) {
+            const auto [e0, e1] = expert_range(r);
+            out += fmt::format(" [GPU {} {}: heads {}-{}{}, {:.2f} GiB of weights]", shares_[r]->ordinal(), describe(*shares_[r]),
+                               static_cast<int64_t>(r) * heads(), static_cast<int64_t>(r + 1) * heads() - 1,
+                               config_.n_expert ? fmt::format(", experts {}-{}", e0, e1 - 1) : std::string(),
+                               static_cast<double>(shares_[r]->weight_bytes()) / (1 << 30));
+        }
+        return out;
+    }
     std::vector<int> cards;
     for (const auto& share : shares_) {
         if (std::find(cards.begin(), cards.end(), share->ordinal()) == cards.end()) cards.push_back(share->ordinal());
@@ -53,8 +65,11 @@ KvCache GpuTransformer::make_kv_cache(int64_t n_ctx) const {
     auto storage = std::make_unique<GpuKvStorage>();
     for (size_t s = 0; s < shares_.size(); ++s) {
         std::string error;
-        auto cache = std::make_unique<GpuKvCache>(shares_[s]->pool(), kv_layers_per_share_[s], n_ctx, c.kv_dim_k(),
-                                                  c.kv_dim_v(), options_.kv_f16 ? KvType::F16 : KvType::F32, &error);
+        // A tensor split's rank keeps the rows of its own KV heads.
+        const int64_t kv_heads = heads_kv();
+        auto cache = std::make_unique<GpuKvCache>(shares_[s]->pool(), kv_layers_per_share_[s], n_ctx,
+                                                  kv_heads * c.head_dim_k, kv_heads * c.head_dim_v,
+                                                  options_.kv_f16 ? KvType::F16 : KvType::F32, &error);
         if (!cache->ok()) {
             // Placement planning (plan/) refuses such a context before loading; if it gets here, say why.
             std::fprintf(stderr, "strata: the KV cache for %lld positions does not fit on GPU %d: %s (use a smaller --ctx-size)\n",
@@ -160,6 +175,7 @@ void GpuTransformer::forward_multi(std::span<const SequenceStep> steps, CpuConte
 // A split that leaves a layer out or counts one twice would run a different model: checked here.
 Status GpuTransformer::make_shares() {
     const uint32_t n_layer = config_.n_layer;
+    if (!options_.tensor_split.empty()) return make_tensor_shares();
     if (options_.layer_split.empty()) {
         shares_.push_back(std::make_unique<GpuShard>(options_.gpu_ordinal, options_.vram_budget, 0, n_layer));
         return Status::ok();
@@ -186,19 +202,63 @@ Status GpuTransformer::make_shares() {
     return Status::ok();
 }
 
+Status GpuTransformer::make_tensor_shares() {
+    const ModelConfig& c = config_;
+    const std::vector<GpuLayerShare>& gpus = options_.tensor_split;
+    const auto n = static_cast<int64_t>(gpus.size());
+    if (!supports_tensor_split()) {
+        return Status::error("--split tensor: not built for {} models yet (their recurrent or latent attention layers "
+                             "have no sharded form); use --split layer",
+                             c.arch);
+    }
+    if (options_.routed_experts) {
+        return Status::error("--split tensor keeps every expert in VRAM; this plan tiers them (use --split layer, whose "
+                             "GPUs each cache their layers' experts)");
+    }
+    if (c.n_head_kv == 0 || c.n_head_kv % n != 0) {
+        return Status::error("--split tensor over {} GPUs: the model's {} KV heads do not divide among them (use {} or "
+                             "--split layer)",
+                             n, c.n_head_kv, n == 2 ? std::string("--split layer") : std::string("a divisor of the head count"));
+    }
+    if (c.n_expert > 0 && c.n_expert < static_cast<uint32_t>(n)) {
+        return Status::error("--split tensor over {} GPUs: the model has only {} experts per layer", n, c.n_expert);
+    }
+    tensor_ = true;
+    for (const GpuLayerShare& g : gpus) {
+        if (g.routed_experts) return Status::error("--split tensor keeps every expert in VRAM (no tiers)");
+        shares_.push_back(std::make_unique<GpuShard>(g.ordinal, g.vram_budget, 0, c.n_layer));
+    }
+    peer_access_ = true;
+    for (size_t a = 0; a < shares_.size(); ++a) {
+        for (size_t b = 0; b < shares_.size(); ++b) {
+            if (a != b) peer_access_ = enable_peer_access(shares_[a]->ordinal(), shares_[b]->ordinal()) && peer_access_;
+        }
+    }
+    std::vector<GpuContext*> contexts;
+    for (auto& share : shares_) contexts.push_back(&share->ctx());
+    std::string error;
+    collective_ = make_gpu_collective(contexts, "auto", &error);
+    if (!collective_) return Status::error("--split tensor: {}", error);
+    return Status::ok();
+}
+
 void GpuTransformer::set_kv_layers(std::vector<bool> has_kv) {
     kv_slot_.assign(has_kv.size(), -1);
     kv_layers_per_share_.assign(shares_.size(), 0);
+    int64_t kv_layers = 0;
     for (size_t il = 0; il < has_kv.size(); ++il) {
-        if (has_kv[il]) kv_slot_[il] = kv_layers_per_share_[share_of(il)]++;
+        if (!has_kv[il]) continue;
+        kv_slot_[il] = tensor_ ? kv_layers++ : kv_layers_per_share_[share_of(il)]++;
     }
+    if (tensor_) kv_layers_per_share_.assign(shares_.size(), kv_layers);  // every rank holds every layer
 }
 
 Status GpuTransformer::finish_load(const GgufFile& file, const Weight& token_embd, const Weight& output_norm,
                                    const Weight& output, const std::vector<Weight>& input_norms) {
     if (kv_layers_per_share_.empty()) set_kv_layers(std::vector<bool>(config_.n_layer, true));
     GpuShard& first = *shares_.front();
-    GpuShard& last = *shares_.back();
+    // The head: on the last share of a layer split, on the first rank of a tensor split.
+    GpuShard& last = tensor_ ? first : *shares_.back();
     // The embedding table stays in RAM, as the memory plan counts it: a step looks its tokens'
     // rows up on the host and copies them up (embed_on_host). A tied table is uploaded as the head.
     token_embd_ = token_embd;
@@ -206,7 +266,7 @@ Status GpuTransformer::finish_load(const GgufFile& file, const Weight& token_emb
     STRATA_ASSIGN_OR_RETURN(output_, last.upload(output, true));
     // Each share but the last computes the input norm of the next share's first layer.
     boundary_norms_.resize(shares_.size());
-    for (size_t s = 0; s + 1 < shares_.size(); ++s) {
+    for (size_t s = 0; !tensor_ && s + 1 < shares_.size(); ++s) {
         STRATA_ASSIGN_OR_RETURN(boundary_norms_[s], shares_[s]->upload(input_norms[shares_[s]->layer_end()], false));
     }
     if (!rope_.inv_freq.empty()) {  // the table's frequencies, computed once on the host, on every share
@@ -232,7 +292,9 @@ Status GpuTransformer::finish_load(const GgufFile& file, const Weight& token_emb
     // graph: the later shares' streams join the capture through the boundary events, which needs
     // every boundary copy to be a direct one (peer access on).
     const bool any_tiers = std::any_of(shares_.begin(), shares_.end(), [](const auto& sh) { return sh->routed() != nullptr; });
-    if (!any_tiers && !first.profiling() && (shares_.size() == 1 || peer_access_)) {
+    // A tensor split replays when its all-reduce can be captured.
+    const bool capturable = tensor_ ? peer_access_ && collective_->capturable() : shares_.size() == 1 || peer_access_;
+    if (!any_tiers && !first.profiling() && capturable) {
         decode_graph_ = std::make_unique<DecodeGraph>(first.ctx(), config_.n_vocab, config_.n_embd);
     }
     return Status::ok();
@@ -254,6 +316,7 @@ Status GpuTransformer::upload_experts(const MoeFfnWeights& w, const ExpertBiases
 }
 
 size_t GpuTransformer::share_of(size_t layer) const {
+    if (tensor_) return 0;
     for (size_t s = 0; s < shares_.size(); ++s)
         if (layer < shares_[s]->layer_end()) return s;
     return shares_.size() - 1;
@@ -290,6 +353,10 @@ std::vector<const void*> GpuTransformer::graph_addresses(const GpuKvStorage& kv)
 // on its event, and the first share waits for the last before the logits.
 const float* GpuTransformer::queue_forward(const float* host_rows, const int32_t* positions, int64_t n, LogitsFor which,
                                            const int32_t* out_rows, int64_t n_out, CpuContext& cpu) {
+    if (tensor_) {
+        float* h = queue_tensor_layers(host_rows, positions, n, cpu);
+        return queue_output(h, n, which, out_rows, n_out);
+    }
     const ModelConfig& c = config_;
     const int64_t e = c.n_embd;
     float* prev_x = nullptr;
@@ -342,6 +409,14 @@ const float* GpuTransformer::queue_forward(const float* host_rows, const int32_t
         if (s + 1 < shares_.size()) cur_->done().record(g.stream());
         prev_x = x, prev_h = h, prev_hq = hq_buffer, prev_pos = pos;
     }
+    return queue_output(h, n, which, out_rows, n_out);
+}
+
+// The head on the current share (the last of a layer split, the first rank of a tensor split);
+// the logits end on the first share, whose stream has then waited for every share.
+const float* GpuTransformer::queue_output(float* h, int64_t n, LogitsFor which, const int32_t* out_rows, int64_t n_out) {
+    const ModelConfig& c = config_;
+    const int64_t e = c.n_embd;
     GpuContext& g = cur_->ctx();
     const int64_t first = which == LogitsFor::Last ? n - 1 : 0;
     const int64_t rows = out_rows ? n_out : n - first;
@@ -362,7 +437,7 @@ const float* GpuTransformer::queue_forward(const float* host_rows, const int32_t
         if (hq_) last = gpu_q8_rows_from(*hq_, first);
         op("matmul output", [&] { gpu_matmul(output_, 0, h + first * e, rows, out, g, hq_ ? &last : nullptr); });
     }
-    if (shares_.size() == 1) return out;
+    if (shares_.size() == 1 || cur_ == shares_.front().get()) return out;
     // The logits go back to the first share, whose stream thereby waits for every share: the
     // caller (or a captured step) synchronizes one stream and downloads from one device.
     cur_->done().record(g.stream());
@@ -372,6 +447,89 @@ const float* GpuTransformer::queue_forward(const float* host_rows, const int32_t
     float* home_out = home.ctx().scratch_floats(kLogits, logit_count);
     copy_peer_async(home_out, home.ordinal(), out, cur_->ordinal(), logit_count * sizeof(float), home.ctx().stream());
     return home_out;
+}
+
+void GpuTransformer::select_rank(size_t r) {
+    cur_ = shares_[r].get();
+    cur_index_ = r;
+    cur_->ctx().activate();
+    hq_ = rank_hq_[r].q ? &rank_hq_[r] : nullptr;
+}
+
+// Every rank runs every layer on its own stream; the host queues them part by part, so that each
+// all-reduce (one group call over all ranks) comes after every rank's part. Rank 0 takes the
+// embedding rows and positions; the others copy them from it once its event says they are there.
+float* GpuTransformer::queue_tensor_layers(const float* host_rows, const int32_t* positions, int64_t n, CpuContext& cpu) {
+    const ModelConfig& c = config_;
+    const int64_t e = c.n_embd;
+    const size_t n_ranks = shares_.size();
+    std::vector<float*> x(n_ranks), h(n_ranks), part(n_ranks);
+    std::vector<const int32_t*> pos(n_ranks, positions);
+    rank_hq_.assign(n_ranks, GpuQ8Rows{});
+    for (size_t r = 0; r < n_ranks; ++r) {
+        GpuContext& g = shares_[r]->ctx();
+        g.activate();
+        x[r] = g.scratch_floats(kResidual, static_cast<uint64_t>(n * e));
+        h[r] = g.scratch_floats(kNormed, static_cast<uint64_t>(n * e));
+        cur_ = shares_[r].get();  // takes_int8 asks the current share's device
+        if (takes_int8(n, e)) rank_hq_[r] = gpu_q8_view(g.scratch(kQ8Normed, gpu_q8_bytes(n, e)), n, e);
+    }
+    select_rank(0);
+    op("upload embedding rows", [&] {
+        shares_[0]->ctx().upload(x[0], host_rows, static_cast<uint64_t>(n * e) * sizeof(float));
+    });
+    shares_[0]->done().record(shares_[0]->ctx().stream());
+    for (size_t r = 1; r < n_ranks; ++r) {
+        select_rank(r);
+        GpuContext& g = cur_->ctx();
+        auto* p = static_cast<int32_t*>(g.scratch(kPositions, static_cast<uint64_t>(n) * sizeof(int32_t)));
+        pos[r] = p;
+        shares_[0]->done().make_wait(g.stream());
+        op("copy activations", [&] {
+            const int from = shares_[0]->ordinal(), to = cur_->ordinal();
+            copy_peer_async(p, to, positions, from, static_cast<uint64_t>(n) * sizeof(int32_t), g.stream());
+            copy_peer_async(x[r], to, x[0], from, static_cast<uint64_t>(n * e) * sizeof(float), g.stream());
+        });
+    }
+    const float* first_norm = c.n_layer == 0 ? output_norm_.f32() : nullptr;
+    for (size_t r = 0; r < n_ranks; ++r) {
+        select_rank(r);
+        const float* norm = first_norm ? first_norm : input_norm(0);
+        op("rms_norm attn_norm", [&] { gpu_rms_norm(x[r], norm, n, e, c.rms_eps, h[r], cur_->ctx(), hq_); });
+        if (first_norm) break;  // no layers: only rank 0's h is read
+    }
+    const uint64_t count = static_cast<uint64_t>(n * e);
+    for (uint32_t il = 0; il < c.n_layer; ++il) {
+        const bool last = il + 1 == c.n_layer;
+        for (size_t r = 0; r < n_ranks; ++r) {
+            select_rank(r);
+            part[r] = queue_attention_part(il, h[r], n, pos[r], kv_slot_[il]);
+        }
+        collective_->all_reduce_sum(part, count);
+        for (size_t r = 0; r < n_ranks; ++r) {
+            select_rank(r);
+            op("add_rms_norm ffn_norm", [&] { gpu_add_rms_norm(x[r], part[r], ffn_norm_of(il), n, e, c.rms_eps, h[r], cur_->ctx(), hq_); });
+        }
+        for (size_t r = 0; r < n_ranks; ++r) {
+            select_rank(r);
+            part[r] = queue_ffn_part(il, h[r], n, cpu);
+        }
+        collective_->all_reduce_sum(part, count);
+        // After the last layer only rank 0's h is read (by the head).
+        for (size_t r = 0; r < (last ? 1 : n_ranks); ++r) {
+            select_rank(r);
+            const float* next_norm = last ? output_norm_.f32() : input_norm(il + 1);
+            op("add_rms_norm next", [&] { gpu_add_rms_norm(x[r], part[r], next_norm, n, e, c.rms_eps, h[r], cur_->ctx(), hq_); });
+        }
+    }
+    // Rank 0's stream waits for every rank, so one synchronize (or one captured graph) covers the step.
+    for (size_t r = 1; r < n_ranks; ++r) {
+        shares_[r]->ctx().activate();
+        shares_[r]->done().record(shares_[r]->ctx().stream());
+        shares_[r]->done().make_wait(shares_[0]->ctx().stream());
+    }
+    select_rank(0);
+    return h[0];
 }
 
 const float* GpuTransformer::embed_on_host(const int32_t* tokens, int64_t n, CpuContext& cpu) {

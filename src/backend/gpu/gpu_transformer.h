@@ -23,14 +23,21 @@
 // one's event and copies the residual x and the normed h (and h as int8) over, peer to peer when
 // the pair allows. The share before a boundary holds a copy of the next layer's input norm, so
 // h is computed as on one GPU and the split gives the same bits.
+// Under --split tensor every GPU ("rank") holds every layer, with its share of the attention heads
+// (and their KV cache), of each dense FFN's hidden columns and of each layer's experts; norms,
+// routers and the residual stream are replicated. A layer runs in two parts (attention, FFN), each
+// leaving a partial sum on every rank that an all-reduce (gpu_collective.h) completes before the
+// replicated add + norm. The first rank holds the output head.
 
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/rope_table.h"
+#include "backend/gpu/gpu_collective.h"
 #include "backend/gpu/gpu_decode_graph.h"
 #include "backend/gpu/gpu_model.h"
 #include "backend/gpu/gpu_ops.h"
@@ -104,11 +111,37 @@ protected:
     };
     Status upload_experts(const MoeFfnWeights& w, const ExpertBiases& biases, size_t share_index, GpuMoeWeights& out);
 
-    size_t share_of(size_t layer) const;
+    size_t share_of(size_t layer) const;  // (under a tensor split: 0; every rank holds every layer)
     GpuShard& share(size_t index) const { return *shares_[index]; }
     bool tiered(size_t share_index) const;  // this share's routed experts are held by the tiers
 
+    // ---- tensor split ----------------------------------------------------------------------------
+    bool tensor_split() const { return tensor_; }
+    size_t ranks() const { return tensor_ ? shares_.size() : 1; }
+    // The rank whose ops are being queued (0 without a tensor split): which copy of the weights.
+    size_t rank() const { return tensor_ ? cur_index_ : 0; }
+    // Attention heads of the current rank (all of them without a tensor split).
+    int64_t heads() const { return config_.n_head / static_cast<int64_t>(ranks()); }
+    int64_t heads_kv() const { return config_.n_head_kv / static_cast<int64_t>(ranks()); }
+    // The routed experts [first, second) a rank holds.
+    std::pair<int64_t, int64_t> expert_range(size_t rank) const {
+        const int64_t n = config_.n_expert, r = static_cast<int64_t>(ranks()), i = static_cast<int64_t>(rank);
+        return {n * i / r, n * (i + 1) / r};
+    }
+
     // ---- what an architecture supplies ----------------------------------------------------------
+    // An architecture that can be split by tensor says so and queues its layers in two parts.
+    virtual bool supports_tensor_split() const { return false; }
+    // Layer il's attention on the current rank, h = its input norm on entry: this rank's part of
+    // the attention output (n rows of n_embd, bias on rank 0 only).
+    virtual float* queue_attention_part(uint32_t il, float* h, int64_t n, const int32_t* positions, int64_t kv_layer) {
+        return nullptr;
+    }
+    // Layer il's FFN on the current rank, h = its FFN norm on entry: this rank's part of the output.
+    virtual float* queue_ffn_part(uint32_t il, float* h, int64_t n, CpuContext& cpu) { return nullptr; }
+    // Layer il's FFN norm on the current rank's device.
+    virtual const float* ffn_norm_of(uint32_t il) const { return nullptr; }
+
     // Layer il's input norm on its share's device (the first op of a step and each layer's
     // predecessor norm into it).
     virtual const float* input_norm(uint32_t il) const = 0;
@@ -146,6 +179,9 @@ protected:
     // x += attn(h), h = norm(x) on entry, as attention_block; leaves h = ffn_norm(x).
     void attention(const GpuAttentionWeights& w, float* x, float* h, int64_t n, const int32_t* positions, int64_t layer,
                    const float* ffn_norm);
+    // The attention without the residual: the output projection (this rank's part under a tensor
+    // split), in scratch slot kProj.
+    float* attention_part(const GpuAttentionWeights& w, float* h, int64_t n, const int32_t* positions, int64_t layer);
     // The attention after the projections: q (roped here), k, v → each sequence's cache →
     // attention → output projection (+ bias) into `proj`; `gate` (optional, rows as the
     // attention output) scales the output by sigmoid(gate) first (gated attention).
@@ -154,11 +190,19 @@ protected:
     GpuRope rope_params(int64_t rope_dims) const;
     // x += down(silu(gate(h)) · up(h)), h = ffn_norm(x) on entry; leaves h = next_norm(x).
     void dense_ffn(const GpuDenseFfnWeights& w, float* x, float* h, int64_t n, const float* next_norm);
+    float* dense_ffn_part(const GpuDenseFfnWeights& w, float* h, int64_t n);  // without the residual (kProj)
     // x += Σ_top-k weight · expert(h) (softmax routing, or route_experts' with custom_routing_;
     // gpt-oss's biases and activation when its weights have them), h = ffn_norm(x) on entry;
     // leaves h = next_norm(x).
     void moe_ffn(const GpuMoeWeights& w, int64_t layer, float* x, float* h, int64_t n, const float* next_norm,
                  CpuContext& cpu);
+    // A tensor split's MoE part: the replicated router and routing, then this rank's experts only
+    // (w holds them: expert_range(rank())), combined into a part of the output (kProj).
+    float* moe_ffn_part(const GpuMoeWeights& w, int64_t layer, float* h, int64_t n);
+    // Gate, up, activation and down of the plan's pairs (h: the tokens' rows): rows of n_embd per
+    // pair, in kExpertOut.
+    const float* expert_products(const GpuMoeWeights& w, const MoePlan& plan, const int32_t* ids, const float* h,
+                                 int64_t n);
     // x (rows × width) quantized for the int8 kernels when a step of n tokens takes them (decode
     // and small batches always, prompt batches where gpu_prompt_takes_q8); null otherwise, and the
     // products read x.
@@ -183,6 +227,15 @@ private:
     // every row.
     const float* queue_forward(const float* host_rows, const int32_t* positions, int64_t n, LogitsFor which,
                                const int32_t* out_rows, int64_t n_out, CpuContext& cpu);
+    // queue_forward's layers under a tensor split (every rank, each part all-reduced); h is rank
+    // 0's final norm, from which the head computes the logits.
+    float* queue_tensor_layers(const float* host_rows, const int32_t* positions, int64_t n, CpuContext& cpu);
+    // The logits of the rows asked for, from h (n rows) on the current share.
+    const float* queue_output(float* h, int64_t n, LogitsFor which, const int32_t* out_rows, int64_t n_out);
+    // The current rank as the one whose ops are queued: its share, device and int8 view of h.
+    void select_rank(size_t r);
+    // Makes the contexts' shares for --split tensor and its all-reduce.
+    Status make_tensor_shares();
     // The tokens' rows of the embedding table (in RAM), dequantized into page-locked memory.
     const float* embed_on_host(const int32_t* tokens, int64_t n, CpuContext& cpu);
 
@@ -195,6 +248,9 @@ private:
     std::vector<int64_t> kv_slot_;              // per layer: its index in its share's KV cache, or -1
     std::vector<int64_t> kv_layers_per_share_;
     bool peer_access_ = false;
+    bool tensor_ = false;                         // --split tensor: the shares are ranks
+    std::unique_ptr<GpuCollective> collective_;   // ... and their all-reduce
+    std::vector<GpuQ8Rows> rank_hq_;              // each rank's view of h as int8 (this step)
     std::unique_ptr<DecodeGraph> decode_graph_;  // one-token steps as graphs; no tiers, no profiling
     Weight token_embd_;                  // in RAM (the mapped file), as the memory plan has it
     PinnedBuffer embedded_;              // a step's embedding rows, copied up by the first share

@@ -13,8 +13,16 @@ namespace strata::gpu {
 void GpuTransformer::attention(const GpuAttentionWeights& w, float* x, float* h, int64_t n, const int32_t* positions,
                                int64_t layer, const float* ffn_norm) {
     const ModelConfig& c = config_;
+    float* proj = attention_part(w, h, n, positions, layer);
+    op("add_rms_norm ffn_norm", [&] { gpu_add_rms_norm(x, proj, ffn_norm, n, c.n_embd, c.rms_eps, h, cur_->ctx(), hq_); });
+}
+
+float* GpuTransformer::attention_part(const GpuAttentionWeights& w, float* h, int64_t n, const int32_t* positions,
+                                      int64_t layer) {
+    const ModelConfig& c = config_;
     GpuContext& g = cur_->ctx();
-    const int64_t e = c.n_embd, q_dim = c.q_dim(), k_dim = c.kv_dim_k(), v_dim = c.kv_dim_v();
+    const int64_t e = c.n_embd, q_dim = heads() * c.head_dim_k, k_dim = heads_kv() * c.head_dim_k,
+                  v_dim = heads_kv() * c.head_dim_v;
     float* q = g.scratch_floats(kQ, static_cast<uint64_t>(n * q_dim));
     float* k = g.scratch_floats(kK, static_cast<uint64_t>(n * k_dim));
     float* v = g.scratch_floats(kV, static_cast<uint64_t>(n * v_dim));
@@ -31,7 +39,7 @@ void GpuTransformer::attention(const GpuAttentionWeights& w, float* x, float* h,
     if (w.bv) op("add_bias", [&] { gpu_add_bias(v, w.bv.f32(), n, v_dim, g); });
     float* proj = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
     attend_and_project(w, q, k, v, n, positions, layer, rope_params(c.rope_dims), nullptr, proj);
-    op("add_rms_norm ffn_norm", [&] { gpu_add_rms_norm(x, proj, ffn_norm, n, e, c.rms_eps, h, g, hq_); });
+    return proj;
 }
 
 GpuRope GpuTransformer::rope_params(int64_t rope_dims) const {
@@ -46,11 +54,11 @@ void GpuTransformer::attend_and_project(const GpuAttentionWeights& w, float* q, 
                                         const float* gate, float* proj) {
     const ModelConfig& c = config_;
     GpuContext& g = cur_->ctx();
-    const int64_t q_dim = c.q_dim(), k_dim = c.kv_dim_k(), v_dim = c.kv_dim_v();
-    const int64_t attn_width = c.n_head * c.head_dim_v;
+    const int64_t q_dim = heads() * c.head_dim_k, k_dim = heads_kv() * c.head_dim_k, v_dim = heads_kv() * c.head_dim_v;
+    const int64_t attn_width = heads() * c.head_dim_v;
     float* attn = g.scratch_floats(kAttnOut, static_cast<uint64_t>(n * attn_width));
     GpuAttentionParams ap;
-    ap.n_head = c.n_head, ap.n_head_kv = c.n_head_kv, ap.head_dim_k = c.head_dim_k, ap.head_dim_v = c.head_dim_v;
+    ap.n_head = heads(), ap.n_head_kv = heads_kv(), ap.head_dim_k = c.head_dim_k, ap.head_dim_v = c.head_dim_v;
     ap.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim_k));
     ap.sinks = w.sinks ? w.sinks.f32() : nullptr;
     ap.sliding_window = w.sliding ? c.sliding_window : 0;
@@ -65,7 +73,7 @@ void GpuTransformer::attend_and_project(const GpuAttentionWeights& w, float* q, 
         float* qs = q + s.first * q_dim;
         const int32_t* pos = positions + s.first;
         op("qk_norm_rope_store", [&] {
-            gpu_qk_norm_rope_store(qs, k + s.first * k_dim, v + s.first * v_dim, s.n, c.n_head,
+            gpu_qk_norm_rope_store(qs, k + s.first * k_dim, v + s.first * v_dim, s.n, heads(),
                                    w.q_norm ? w.q_norm.f32() : nullptr, w.k_norm ? w.k_norm.f32() : nullptr, c.rms_eps,
                                    rope, pos, cache, layer, g);
         });
@@ -85,6 +93,12 @@ void GpuTransformer::attend_and_project(const GpuAttentionWeights& w, float* q, 
 
 void GpuTransformer::dense_ffn(const GpuDenseFfnWeights& L, float* x, float* h, int64_t n, const float* next_norm) {
     const ModelConfig& c = config_;
+    float* out = dense_ffn_part(L, h, n);
+    op("add_rms_norm next", [&] { gpu_add_rms_norm(x, out, next_norm, n, c.n_embd, c.rms_eps, h, cur_->ctx(), hq_); });
+}
+
+float* GpuTransformer::dense_ffn_part(const GpuDenseFfnWeights& L, float* h, int64_t n) {
+    const ModelConfig& c = config_;
     GpuContext& g = cur_->ctx();
     const int64_t e = c.n_embd, ff = L.gate.ne[1];
     float* gate = g.scratch_floats(kGate, static_cast<uint64_t>(n * ff));
@@ -100,7 +114,7 @@ void GpuTransformer::dense_ffn(const GpuDenseFfnWeights& L, float* x, float* h, 
     GpuQ8Rows gq;
     const GpuQ8Rows* gq_used = quantized(gate, n, ff, n, kQ8Gate, gq);
     op("matmul ffn_down", [&] { gpu_matmul(L.down, 0, gate, n, out, g, gq_used); });
-    op("add_rms_norm next", [&] { gpu_add_rms_norm(x, out, next_norm, n, e, c.rms_eps, h, g, hq_); });
+    return out;
 }
 
 void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, float* h, int64_t n, const float* next_norm,
@@ -152,6 +166,20 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
                                      gpu_moe_tile_columns(pairs, n_exp, L.gate_exps, L.down_exps));
         });
     }
+    const float* out = expert_products(L, plan, ids, h, n);
+    op("moe_combine_rms_norm next", [&] {
+        gpu_moe_combine_rms_norm(out, weights, n, k, e, x, next_norm, c.rms_eps, h, g, hq_);
+    });
+}
+
+// Gate, up, activation and down of every pair of the plan (biases where gpt-oss has them): one
+// output row of n_embd per (token, slot) pair, in kExpertOut; rows of pairs outside the plan are
+// left as they were.
+const float* GpuTransformer::expert_products(const GpuMoeWeights& L, const MoePlan& plan, const int32_t* ids,
+                                             const float* h, int64_t n) {
+    const ModelConfig& c = config_;
+    GpuContext& g = cur_->ctx();
+    const int64_t e = c.n_embd, k = c.n_expert_used, pairs = n * k;
     const int64_t ff = L.gate_exps.ne[1];
     float* gate = g.scratch_floats(kExpertGate, static_cast<uint64_t>(pairs * ff));
     float* up = g.scratch_floats(kExpertUp, static_cast<uint64_t>(pairs * ff));
@@ -186,9 +214,34 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
     const GpuQ8Rows* gq_used = quantized(gate, pairs, ff, n, kQ8Gate, gq);
     op("matmul_experts down", [&] { gpu_matmul_experts(L.down_exps, plan, gate, 1, out, g, gq_used); });
     if (L.down_bias) op("moe_add_expert_bias", [&] { gpu_moe_add_expert_bias(out, ids, pairs, e, L.down_bias.f32(), g); });
-    op("moe_combine_rms_norm next", [&] {
-        gpu_moe_combine_rms_norm(out, weights, n, k, e, x, next_norm, c.rms_eps, h, g, hq_);
+    return out;
+}
+
+float* GpuTransformer::moe_ffn_part(const GpuMoeWeights& L, int64_t layer, float* h, int64_t n) {
+    const ModelConfig& c = config_;
+    GpuContext& g = cur_->ctx();
+    const int64_t e = c.n_embd, n_exp = c.n_expert, k = c.n_expert_used, pairs = n * k;
+    float* router = g.scratch_floats(kRouter, static_cast<uint64_t>(n * n_exp));
+    auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * sizeof(int32_t)));
+    float* weights = g.scratch_floats(kExpertWeights, static_cast<uint64_t>(pairs));
+    // Every rank routes every token alike (the same h bits, the same router), and keeps its experts.
+    op("matmul ffn_gate_inp", [&] { gpu_matmul(L.router, 0, h, n, router, g, hq_); });
+    if (L.router_bias) op("add_bias", [&] { gpu_add_bias(router, L.router_bias.f32(), n, n_exp, g); });
+    op("moe_route", [&] {
+        gpu_moe_route_softmax_topk(router, n, n_exp, k, c.norm_topk_prob || gpt_oss_, ids, weights, g);
     });
+    const std::pair<int64_t, int64_t> range = expert_range(rank());
+    const int64_t e0 = range.first, e1 = range.second;
+    MoePlan plan;
+    op("moe_plan", [&] {
+        // The tile width for the pairs this rank expects: its share of them over its experts.
+        const int width = gpu_moe_tile_columns(pairs / static_cast<int64_t>(ranks()), e1 - e0, L.gate_exps, L.down_exps);
+        plan = gpu_moe_plan(ids, pairs, e1 - e0, kMoePlan, g, width, e0);
+    });
+    const float* out = expert_products(L, plan, ids, h, n);
+    float* part = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
+    op("moe_combine_owned", [&] { gpu_moe_combine_owned(out, weights, ids, n, k, e, e0, e1, part, g); });
+    return part;
 }
 
 }  // namespace strata::gpu

@@ -89,6 +89,20 @@ unsigned elementwise_grid(int64_t n, const GpuContext& ctx) {
     return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(cap, (n + kElemBlock - 1) / kElemBlock)));
 }
 
+struct SumParts {
+    const float* part[kGpuMaxSumParts];
+};
+
+__global__ void sum_parts_kernel(float* out, SumParts parts, int n_parts, int64_t count) {
+    vendor::wait_for_previous_kernel();
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        float s = parts.part[0][i];
+        for (int q = 1; q < n_parts; ++q) s += parts.part[q][i];
+        out[i] = s;
+    }
+}
+
 }  // namespace
 
 void gpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out, GpuContext& ctx,
@@ -124,6 +138,14 @@ void gpu_add_bias(float* x, const float* bias, int64_t n_rows, int64_t n, GpuCon
 void gpu_softmax(float* x, int64_t n_rows, int64_t n, GpuContext& ctx) {
     if (n_rows == 0) return;
     launch_chained(ctx, softmax_kernel, static_cast<unsigned>(n_rows), kRowBlock, 0, x, n);
+}
+
+void gpu_sum_parts(float* out, const float* const* parts, int n_parts, int64_t count, GpuContext& ctx) {
+    STRATA_CHECK(n_parts >= 1 && n_parts <= kGpuMaxSumParts, "gpu_sum_parts: 1 to 8 parts");
+    if (count == 0) return;
+    SumParts p{};
+    for (int q = 0; q < n_parts; ++q) p.part[q] = parts[q];
+    launch_chained(ctx, sum_parts_kernel, elementwise_grid(count, ctx), kElemBlock, 0, out, p, n_parts, count);
 }
 
 }  // namespace strata::gpu

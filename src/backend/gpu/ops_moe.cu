@@ -61,17 +61,27 @@ __global__ void route_kernel(const float* logits, int64_t n_tokens, int n_expert
     }
 }
 
+// The plan's index of a pair's expert: its id less expert_begin, or -1 for an expert outside the
+// plan's window (another GPU's, under a tensor split).
+__device__ __forceinline__ int plan_expert(const int32_t* ids, int64_t p, int expert_begin, int n_expert) {
+    const int e = ids[p] - expert_begin;
+    return e >= 0 && e < n_expert ? e : -1;
+}
+
 // One block: count pairs per expert, cut each expert's pairs into tiles, scatter pair indices
 // into expert order. Order within an expert does not matter (each pair has its own output row).
-__global__ void plan_kernel(const int32_t* ids, int64_t n_pairs, int n_expert, int tile_columns, int32_t* sorted,
-                            int32_t* tiles, int32_t* n_tiles) {
+__global__ void plan_kernel(const int32_t* ids, int64_t n_pairs, int n_expert, int expert_begin, int tile_columns,
+                            int32_t* sorted, int32_t* tiles, int32_t* n_tiles) {
     vendor::wait_for_previous_kernel();
     extern __shared__ int32_t shared[];
     int32_t* count = shared;
     int32_t* cursor = shared + n_expert;
     for (int e = threadIdx.x; e < n_expert; e += blockDim.x) count[e] = 0;
     __syncthreads();
-    for (int64_t p = threadIdx.x; p < n_pairs; p += blockDim.x) atomicAdd(&count[ids[p]], 1);
+    for (int64_t p = threadIdx.x; p < n_pairs; p += blockDim.x) {
+        const int e = plan_expert(ids, p, expert_begin, n_expert);
+        if (e >= 0) atomicAdd(&count[e], 1);
+    }
     __syncthreads();
     if (threadIdx.x == 0) {
         int32_t offset = 0, nt = 0;
@@ -88,7 +98,10 @@ __global__ void plan_kernel(const int32_t* ids, int64_t n_pairs, int n_expert, i
         *n_tiles = nt;
     }
     __syncthreads();
-    for (int64_t p = threadIdx.x; p < n_pairs; p += blockDim.x) sorted[atomicAdd(&cursor[ids[p]], 1)] = static_cast<int32_t>(p);
+    for (int64_t p = threadIdx.x; p < n_pairs; p += blockDim.x) {
+        const int e = plan_expert(ids, p, expert_begin, n_expert);
+        if (e >= 0) sorted[atomicAdd(&cursor[e], 1)] = static_cast<int32_t>(p);
+    }
 }
 
 __global__ void combine_kernel(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n,
@@ -104,6 +117,24 @@ __global__ void combine_kernel(const float* expert_out, const float* weights, in
     }
 }
 
+// As combine_kernel over the pairs whose expert is in [expert_begin, expert_end) only (the rows of
+// the others were never computed here), into out rather than onto it.
+__global__ void combine_owned_kernel(const float* expert_out, const float* weights, const int32_t* ids, int64_t n_tokens,
+                                     int64_t k, int64_t n, int expert_begin, int expert_end, float* out) {
+    vendor::wait_for_previous_kernel();
+    const int64_t total = n_tokens * n;
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int64_t t = i / n, d = i % n;
+        float s = 0.0f;
+        for (int64_t j = 0; j < k; ++j) {
+            const int32_t e = ids[t * k + j];
+            if (e >= expert_begin && e < expert_end) s += weights[t * k + j] * expert_out[(t * k + j) * n + d];
+        }
+        out[i] = s;
+    }
+}
+
 }  // namespace
 
 void gpu_moe_route_softmax_topk(const float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, bool normalize,
@@ -116,7 +147,7 @@ void gpu_moe_route_softmax_topk(const float* logits, int64_t n_tokens, int64_t n
 }
 
 MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int scratch_slot, GpuContext& ctx,
-                     int tile_columns) {
+                     int tile_columns, int64_t expert_begin) {
     STRATA_CHECK(n_expert <= kMaxExperts && n_pairs < INT_MAX, "gpu_moe_plan: too many experts or pairs");
     STRATA_CHECK(tile_columns == kGpuMatmulColumns || tile_columns == kGpuTiledColumns, "gpu_moe_plan: tile width");
     MoePlan plan;
@@ -130,7 +161,8 @@ MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int 
     plan.n_tiles = static_cast<int32_t*>(ctx.scratch(scratch_slot + 2, sizeof(int32_t)));
     if (n_pairs == 0) return plan;
     launch_chained(ctx, plan_kernel, 1, kPlanBlock, 2 * n_expert * sizeof(int32_t), ids, n_pairs,
-                   static_cast<int>(n_expert), tile_columns, plan.sorted, plan.tiles, plan.n_tiles);
+                   static_cast<int>(n_expert), static_cast<int>(expert_begin), tile_columns, plan.sorted, plan.tiles,
+                   plan.n_tiles);
     return plan;
 }
 
@@ -140,6 +172,15 @@ void gpu_moe_combine(const float* expert_out, const float* weights, int64_t n_to
     const int64_t cap = static_cast<int64_t>(ctx.device().multiprocessors) * 8;
     const unsigned grid = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(cap, (n_tokens * n + kCombineBlock - 1) / kCombineBlock)));
     launch_chained(ctx, combine_kernel, grid, kCombineBlock, 0, expert_out, weights, n_tokens, k, n, x);
+}
+
+void gpu_moe_combine_owned(const float* expert_out, const float* weights, const int32_t* ids, int64_t n_tokens,
+                           int64_t k, int64_t n, int64_t expert_begin, int64_t expert_end, float* out, GpuContext& ctx) {
+    if (n_tokens == 0) return;
+    const int64_t cap = static_cast<int64_t>(ctx.device().multiprocessors) * 8;
+    const unsigned grid = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(cap, (n_tokens * n + kCombineBlock - 1) / kCombineBlock)));
+    launch_chained(ctx, combine_owned_kernel, grid, kCombineBlock, 0, expert_out, weights, ids, n_tokens, k, n,
+                   static_cast<int>(expert_begin), static_cast<int>(expert_end), out);
 }
 
 }  // namespace strata::gpu

@@ -18,6 +18,10 @@ using Event = cudaEvent_t;
 using Graph = cudaGraph_t;
 using GraphExec = cudaGraphExec_t;
 inline constexpr const char* kRuntimeName = "CUDA";
+// The collective library of a tensor split (gpu_collective.cpp), loaded at run time: same C API
+// for NCCL and RCCL; STRATA_NCCL_LIBRARY names another file.
+inline constexpr const char* kCollectiveName = "NCCL";
+inline constexpr const char* kCollectiveLibraries[] = {"libnccl.so.2", "libnccl.so"};
 
 inline bool ok(Error e) { return e == cudaSuccess; }
 inline const char* error_string(Error e) { return cudaGetErrorString(e); }

@@ -22,6 +22,10 @@ using Event = hipEvent_t;
 using Graph = hipGraph_t;
 using GraphExec = hipGraphExec_t;
 inline constexpr const char* kRuntimeName = "HIP";
+// The collective library of a tensor split (gpu_collective.cpp), loaded at run time: same C API
+// for NCCL and RCCL; STRATA_NCCL_LIBRARY names another file.
+inline constexpr const char* kCollectiveName = "RCCL";
+inline constexpr const char* kCollectiveLibraries[] = {"librccl.so.1", "librccl.so"};
 
 inline bool ok(Error e) { return e == hipSuccess; }
 inline const char* error_string(Error e) { return hipGetErrorString(e); }

@@ -1,0 +1,76 @@
+#include "plan/tensor_split.h"
+
+#include <algorithm>
+
+#include "model/tensor_roles.h"
+#include "plan/units.h"
+
+namespace strata {
+
+LayerSplit split_by_tensors(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& req) {
+    const ModelConfig& cfg = inv.config;
+    const auto n = static_cast<uint32_t>(req.split_gpus.size());
+    LayerSplit out;
+    if (cfg.n_head_kv == 0 || cfg.n_head_kv % n != 0) {
+        out.problems.push_back(fmt::format("--split tensor over {} GPUs: the model's {} KV heads do not divide among "
+                                           "them; use --split layer",
+                                           n, cfg.n_head_kv));
+    }
+    if (cfg.n_expert > 0 && cfg.n_expert < n) {
+        out.problems.push_back(fmt::format("--split tensor over {} GPUs: the model has only {} experts per layer", n,
+                                           cfg.n_expert));
+    }
+    // Bytes on every GPU, and bytes shared out among them.
+    uint64_t whole = 0, sharded = 0, head = 0;
+    for (const GgufTensorInfo& t : inv.tensors) {
+        const TensorRole role = tensor_role(t.name);
+        if (role == TensorRole::RoutedExperts) continue;
+        if (tensor_layer(t.name) < 0) {
+            if (role == TensorRole::Embedding && !w.embedding_is_output) continue;  // in RAM
+            head += t.n_bytes;
+        } else if (role == TensorRole::Attention || role == TensorRole::DenseFfn) {
+            sharded += t.n_bytes;
+        } else {
+            whole += t.n_bytes;
+        }
+    }
+    const uint64_t context = context_memory(cfg, req.n_ctx, req.kv_type).total();
+    for (uint32_t g = 0; g < n; ++g) {
+        ModelWeights part = w;
+        const uint64_t first = uint64_t(cfg.n_expert) * g / n, end = uint64_t(cfg.n_expert) * (g + 1) / n;
+        part.expert_count = uint64_t(w.moe_layers) * (end - first);
+        // As plan_gpu_share, without its expert copy buffers: nothing is staged under a tensor split.
+        GpuShare s;
+        s.capacity = gpu_capacity(req.split_gpus[g], req.vram_budget);
+        s.reserve = req.vram_reserve;
+        s.dense = whole + (sharded + n - 1) / n + (g == 0 ? head : 0);
+        s.context = (context + n - 1) / n;
+        s.expert_count = part.expert_count;
+        s.workspace = device_workspace(cfg, part, req.n_batch, false);
+        if (g != 0) s.workspace.logits = 0;
+        const uint64_t need = s.fixed() + s.reserve;
+        if (need > s.capacity) {
+            s.shortfall = need - s.capacity;
+        } else {
+            if (w.expert_slot_bytes > 0) {
+                s.expert_slots = std::min<uint64_t>(s.expert_count, (s.capacity - need) / w.expert_slot_bytes);
+            }
+            s.unused = s.capacity - need - s.expert_slots * w.expert_slot_bytes;
+        }
+        s.name = req.split_gpus[g].name;
+        s.layer_begin = 0;
+        s.layer_end = cfg.n_layer;
+        s.tensor_rank = g;
+        s.tensor_ranks = n;
+        if (s.shortfall == 0 && s.expert_slots < s.expert_count) {
+            out.problems.push_back(fmt::format(
+                "--split tensor keeps every expert in VRAM, but GPU {}{} has room for {} of its {} experts: use "
+                "--split layer (each GPU caches its layers' experts), more GPUs, or a larger budget",
+                g, s.name.empty() ? std::string() : " (" + s.name + ")", s.expert_slots, s.expert_count));
+        }
+        out.shares.push_back(std::move(s));
+    }
+    return out;
+}
+
+}  // namespace strata
