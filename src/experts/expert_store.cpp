@@ -55,6 +55,9 @@ Result<std::vector<ExpertLayerTensors>> expert_tensors_from_gguf(const GgufFile&
         L.gate = load.require(b + ".ffn_gate_exps.weight", {e, ff, n_exp});
         L.up = load.require(b + ".ffn_up_exps.weight", {e, ff, n_exp});
         L.down = load.require(b + ".ffn_down_exps.weight", {ff, e, n_exp});
+        L.gate_bias = load.optional_f32(b + ".ffn_gate_exps.bias", {ff, n_exp});
+        L.up_bias = load.optional_f32(b + ".ffn_up_exps.bias", {ff, n_exp});
+        L.down_bias = load.optional_f32(b + ".ffn_down_exps.bias", {e, n_exp});
     }
     STRATA_TRY(load.status());
     if (by_layer.empty())

@@ -38,8 +38,12 @@ struct ExpertLayerTensors {
     uint32_t layer = 0;
     Weight gate, up;  // [n_embd, n_ff_expert, n_expert]
     Weight down;      // [n_ff_expert, n_embd, n_expert]
+    // gpt-oss: per-expert biases, [n_ff_expert, n_expert] ×2 and [n_embd, n_expert]; absent otherwise.
+    Weight gate_bias, up_bias, down_bias;
+    bool biased() const { return gate_bias || up_bias || down_bias; }
 };
-// Every blk.N.ffn_{gate,up,down}_exps.weight triple of the file, by increasing N.
+// Every blk.N.ffn_{gate,up,down}_exps.weight triple of the file (with their biases where the file
+// has them), by increasing N.
 Result<std::vector<ExpertLayerTensors>> expert_tensors_from_gguf(const GgufFile& file);
 
 struct ExpertBytes {

@@ -31,6 +31,7 @@
 #include "experts/expert_store.h"
 #include "core/status.h"
 #include "gguf/reader.h"
+#include "model/blocks/moe_routing.h"
 
 namespace strata {
 
@@ -73,6 +74,8 @@ struct GpuExpertTierOptions {
     // Under --split layer each GPU tiers the experts of its own layers: [layer_begin, layer_end).
     // Default: every MoE layer of the file.
     uint32_t layer_begin = 0, layer_end = UINT32_MAX;
+    // The experts' activation: gpt-oss's clamped SwiGLU (with the per-expert biases its file has).
+    ExpertActivation activation = ExpertActivation::SwiGlu;
     std::shared_ptr<GpuExpertTierStats> stats;  // optional: filled as the tiers run
     std::shared_ptr<std::mutex> stats_mutex;    // guards *stats when another thread reads it
 };

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/matmul.h"
@@ -32,6 +33,8 @@ struct TierLayer {
     uint64_t gate_bytes = 0, up_bytes = 0, down_bytes = 0;  // one expert's part
     uint64_t up_offset = 0, down_offset = 0;                // within a slot (gate at 0)
     gpu::DeviceWeight gate, up, down;  // views over the slot pool: matrix m = slot m
+    // gpt-oss: every expert's biases stay in VRAM (a few MB per layer, indexed by expert id).
+    gpu::DeviceBuffer gate_bias, up_bias, down_bias;
     uint64_t expert_bytes() const { return gate_bytes + up_bytes + down_bytes; }
 };
 
@@ -85,7 +88,7 @@ public:
             slot_bytes_ = std::max(slot_bytes_, t.down_offset + align_up(t.down_bytes, kExpertPartAlignment));
             if (layer_index_.size() <= l.layer) layer_index_.resize(l.layer + 1, -1);
             layer_index_[l.layer] = static_cast<int32_t>(layers_.size());
-            layers_.push_back(t);
+            layers_.push_back(std::move(t));
         }
         if (options_.policy == "lfu") policy_ = std::make_unique<LfuDecayPolicy>(key_count(), options_.lfu_decay);
         else policy_ = std::make_unique<LruPolicy>(key_count());
@@ -123,7 +126,11 @@ public:
             t.gate = view(t.host.gate, 0);
             t.up = view(t.host.up, t.up_offset);
             t.down = view(t.host.down, t.down_offset);
+            STRATA_TRY(upload_bias(ctx, t.host.gate_bias, t.gate_bias));
+            STRATA_TRY(upload_bias(ctx, t.host.up_bias, t.up_bias));
+            STRATA_TRY(upload_bias(ctx, t.host.down_bias, t.down_bias));
         }
+        ctx.synchronize();  // the bias copies read the mapped file
         slot_of_.assign(key_count(), -1);
         owner_.assign(n_slots, -1);
         for (uint64_t s = 0; s < staging_count_; ++s) staging_.push_back(static_cast<int32_t>(cache_count_ + s));
@@ -259,6 +266,8 @@ public:
             // which is when the step has hq for a prompt batch): h as the router's matmul
             // quantized it, the gate rows quantized per launch set as they are computed.
             const bool int8 = step.hq != nullptr;
+            // gpt-oss: biases and its clamped activation, unfused (as the all-resident forward).
+            const bool biased_act = L.host.biased() || options_.activation != ExpertActivation::SwiGlu;
             gpu::GpuQ8Rows gate_q8;
             if (int8) {
                 gate_q8 = gpu::gpu_q8_view(dev_gate_q8_.get<uint8_t>(g.pool(), gpu::gpu_q8_bytes(n_sorted, ff)), n_sorted, ff);
@@ -290,17 +299,27 @@ public:
                 plan.sorted = d_sorted;
                 plan.tiles = d_tiles + 3 * s.tile_first;
                 plan.n_tiles = d_counts + si;
-                const bool fused = hx && gpu::gpu_matvec_q8_swiglu_experts(L.gate, L.up, plan, *hx, gpu::MoeRows::Pair, k,
-                                                                          gate, gpu::MoeRows::Sorted, g);
+                const bool fused = hx && !biased_act &&
+                                   gpu::gpu_matvec_q8_swiglu_experts(L.gate, L.up, plan, *hx, gpu::MoeRows::Pair, k, gate,
+                                                                     gpu::MoeRows::Sorted, g);
                 if (!fused) {
                     gpu::gpu_matmul_experts_rows(L.gate, plan, step.h, gpu::MoeRows::Pair, k, gate, gpu::MoeRows::Sorted, g, hx);
                     gpu::gpu_matmul_experts_rows(L.up, plan, step.h, gpu::MoeRows::Pair, k, up, gpu::MoeRows::Sorted, g, hx);
-                    gpu::gpu_swiglu(gate + s.first * ff, up + s.first * ff, s.count * ff, g);
+                    if (biased_act) {  // as the all-resident forward: biases, then the activation
+                        gpu::gpu_moe_bias_activation(gate + s.first * ff, up + s.first * ff, step.ids, s.count, ff,
+                                                     L.gate_bias.as<float>(), L.up_bias.as<float>(), gpu_activation(), g,
+                                                     d_sorted + s.first);
+                    } else {
+                        gpu::gpu_swiglu(gate + s.first * ff, up + s.first * ff, s.count * ff, g);
+                    }
                 }
                 if (gx) gpu::gpu_quantize_q8_rows(gate, s.first, s.count, *gx, g);
                 gpu::gpu_matmul_experts_rows(L.down, plan, gate, gpu::MoeRows::Sorted, 1, out, gpu::MoeRows::Pair, g, gx);
                 if (s.half >= 0) half_free_[s.half].record(stream);
             }
+            // Rows of pairs the CPU computes are zero with weight zero: the bias there is dropped
+            // by the combine.
+            if (L.down_bias) gpu::gpu_moe_add_expert_bias(out, step.ids, pairs, e, L.down_bias.as<float>(), g);
             chunk_counter_ += chunks;
         }
         const double plan_s = seconds_since(t_start) - wait_s;
@@ -473,8 +492,10 @@ private:
             row += m;
         }
         cpu_matmul_grouped(gate_up_jobs_, cpu);
-        cpu_swiglu(gate, up, row * ff);
+        if (L.host.biased()) add_cpu_biases(L, gate, up, ff, nullptr, 0);
+        apply_expert_activation(options_.activation, gate, up, row * ff);
         cpu_matmul_grouped(down_jobs_, cpu);
+        if (L.host.down_bias) add_cpu_biases(L, nullptr, nullptr, ff, down, e);
         std::fill(out, out + n * e, 0.0f);
         row = 0;
         for (int32_t x : cpu_lane_) {
@@ -491,6 +512,34 @@ private:
             const double ratio = seconds_since(t0) / predicted_cpu_s_;
             cpu_scale_ = std::clamp(0.9 * cpu_scale_ + 0.1 * cpu_scale_ * ratio, 0.25, 8.0);
         }
+    }
+
+    // The CPU lane's per-expert biases (gpt-oss), on its rows in lane order: gate/up (ff wide)
+    // before the activation, or down (e wide) after the down product.
+    void add_cpu_biases(const TierLayer& L, float* gate, float* up, int64_t ff, float* down, int64_t e) {
+        int64_t row = 0;
+        for (int32_t x : cpu_lane_) {
+            const int64_t m = static_cast<int64_t>(by_expert_[static_cast<size_t>(x)].size());
+            if (gate && L.host.gate_bias) cpu_add_bias(gate + row * ff, L.host.gate_bias.f32() + x * ff, m, ff);
+            if (up && L.host.up_bias) cpu_add_bias(up + row * ff, L.host.up_bias.f32() + x * ff, m, ff);
+            if (down) cpu_add_bias(down + row * e, L.host.down_bias.f32() + x * e, m, e);
+            row += m;
+        }
+    }
+
+    gpu::GpuExpertActivation gpu_activation() const {
+        return options_.activation == ExpertActivation::GptOssClampedSwiGlu ? gpu::GpuExpertActivation::GptOssClampedSwiGlu
+                                                                            : gpu::GpuExpertActivation::SwiGlu;
+    }
+
+    static Status upload_bias(gpu::GpuContext& ctx, const Weight& w, gpu::DeviceBuffer& out) {
+        if (!w) return Status::ok();
+        const uint64_t bytes = static_cast<uint64_t>(w.rows()) * w.row_bytes;
+        std::string error;
+        out = ctx.pool().allocate(bytes, &error);
+        if (!out) return Status::error("the expert biases ({} bytes) do not fit in VRAM: {}", bytes, error);
+        ctx.upload(out.data(), w.data, bytes);
+        return Status::ok();
     }
 
     // Gathers the expert's three parts into copies_ (queued by copies_.submit on the copy stream).

@@ -11,6 +11,10 @@ bool contains(std::string_view s, std::string_view part) { return s.find(part) !
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 }  // namespace
 
+bool is_routed_expert_bias(std::string_view name) {
+    return name.find("_exps") != std::string_view::npos && name.size() > 5 && name.substr(name.size() - 5) == ".bias";
+}
+
 TensorRole tensor_role(std::string_view name) {
     if (starts_with(name, "token_embd")) return TensorRole::Embedding;
     if (starts_with(name, "output.")) return TensorRole::Output;

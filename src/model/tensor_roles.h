@@ -27,6 +27,9 @@ enum class TensorRole {
 constexpr int kTensorRoleCount = 10;
 
 TensorRole tensor_role(std::string_view name);
+// gpt-oss's per-expert biases (blk.N.ffn_*_exps.bias): RoutedExperts by role, but kept whole in
+// VRAM beside an expert cache, so the planner counts them as dense bytes.
+bool is_routed_expert_bias(std::string_view name);
 std::string_view tensor_role_name(TensorRole role);
 int tensor_layer(std::string_view name);
 

@@ -120,7 +120,7 @@ std::vector<uint32_t> split_by_capacity(const ModelInventory& inv, const ModelWe
     for (const GgufTensorInfo& t : inv.tensors) {
         const int layer = tensor_layer(t.name);
         if (layer < 0 || static_cast<uint32_t>(layer) >= cfg.n_layer) continue;
-        if (tensor_role(t.name) == TensorRole::RoutedExperts) layer_moe[layer] = true;
+        if (tensor_role(t.name) == TensorRole::RoutedExperts && !is_routed_expert_bias(t.name)) layer_moe[layer] = true;
         else layer_dense[layer] += t.n_bytes;
     }
     std::vector<uint64_t> cost(cfg.n_layer);

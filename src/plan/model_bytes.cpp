@@ -42,12 +42,14 @@ Result<ModelWeights> summarize_weights(const ModelInventory& inv) {
             w.embedding_bytes += t.n_bytes;
             if (t.rows() > 0) embedding_row = t.n_bytes / t.rows();
         }
-        if (role != TensorRole::RoutedExperts) {
+        // gpt-oss's per-expert biases ([out, n_expert]) stay whole in VRAM beside the expert cache
+        // (a few MB per layer; the kernels index them by expert id), so they count as dense.
+        if (role != TensorRole::RoutedExperts || is_routed_expert_bias(t.name)) {
             w.dense_bytes += t.n_bytes;
+            if (role == TensorRole::RoutedExperts) w.expert_bias_bytes += t.n_bytes;
             continue;
         }
-        // Expert tensors stack the experts in their last dimension: [in, out, n_expert] weights,
-        // [out, n_expert] biases (gpt-oss).
+        // Expert weights stack the experts in their last dimension: [in, out, n_expert].
         const uint64_t stacked = t.n_dims > 0 ? t.ne[t.n_dims - 1] : 0;
         const int layer = tensor_layer(t.name);
         if (cfg.n_expert == 0 || stacked != cfg.n_expert || t.n_bytes % cfg.n_expert != 0 || layer < 0) {
@@ -65,9 +67,10 @@ Result<ModelWeights> summarize_weights(const ModelInventory& inv) {
     if (w.moe_layers == 0) w.experts_per_layer = 0;
 
     // The same reading of a decode step as summarize_model_bytes (model/tensor_roles.h).
-    const uint64_t non_expert_but_embedding = w.dense_bytes - w.embedding_bytes;
+    // A token reads its experts' biases only, as it reads their weights.
+    const uint64_t non_expert_but_embedding = w.dense_bytes - w.embedding_bytes - w.expert_bias_bytes;
     w.expert_bytes_per_token =
-        w.expert_count ? w.expert_bytes / w.expert_count * cfg.n_expert_used * w.moe_layers : 0;
+        w.expert_count ? (w.expert_bytes + w.expert_bias_bytes) / w.expert_count * cfg.n_expert_used * w.moe_layers : 0;
     w.bytes_per_token = non_expert_but_embedding + (w.embedding_is_output ? w.embedding_bytes : embedding_row) +
                         w.expert_bytes_per_token;
     return w;

@@ -35,16 +35,17 @@ constexpr uint64_t kExpertPartAlignment = 256;
 
 struct ModelWeights {
     uint64_t total_bytes = 0;
-    uint64_t dense_bytes = 0;       // every tensor except routed experts (embedding included)
+    uint64_t dense_bytes = 0;       // every tensor except routed expert weights (embedding and expert biases included)
     uint64_t embedding_bytes = 0;   // token_embd
     bool embedding_is_output = false;  // tied embeddings: no output.weight, the table is the LM head
 
     uint32_t moe_layers = 0;          // layers with routed experts
     uint32_t experts_per_layer = 0;   // config.n_expert (0 for dense models)
     uint64_t expert_count = 0;        // moe_layers × experts_per_layer: the units the tiers hold
-    uint64_t expert_bytes = 0;        // all routed expert tensors
-    // The size of one slot: the largest (over layers) of one expert's parts (gate, up, down and any
-    // biases), each part rounded up to kExpertPartAlignment. Layers may differ in type (a Q4_K_M
+    uint64_t expert_bytes = 0;        // all routed expert weight tensors
+    uint64_t expert_bias_bytes = 0;   // gpt-oss's per-expert biases (counted in dense_bytes too)
+    // The size of one slot: the largest (over layers) of one expert's parts (gate, up, down), each
+    // part rounded up to kExpertPartAlignment. Layers may differ in type (a Q4_K_M
     // file keeps ffn_down in Q6_K on some layers only), and a slot must take any expert.
     uint64_t expert_slot_bytes = 0;
 

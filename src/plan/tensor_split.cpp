@@ -24,7 +24,7 @@ LayerSplit split_by_tensors(const ModelInventory& inv, const ModelWeights& w, co
     uint64_t whole = 0, sharded = 0, head = 0;
     for (const GgufTensorInfo& t : inv.tensors) {
         const TensorRole role = tensor_role(t.name);
-        if (role == TensorRole::RoutedExperts) continue;
+        if (role == TensorRole::RoutedExperts && !is_routed_expert_bias(t.name)) continue;  // shared out below
         if (tensor_layer(t.name) < 0) {
             if (role == TensorRole::Embedding && !w.embedding_is_output) continue;  // in RAM
             head += t.n_bytes;

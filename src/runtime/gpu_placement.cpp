@@ -68,6 +68,7 @@ Result<GpuExpertTierOptions> tier_options(const GgufFile& file, const ModelConfi
     // The plan sized the staging ring when it found the experts too many for VRAM; a forced tiering
     // (--expert-slots on a card they fit) takes the same ring the planner would have reserved.
     tier.staging_slots = 2 * staging_slots_per_half(config);
+    tier.activation = config.arch == "gpt-oss" ? ExpertActivation::GptOssClampedSwiGlu : ExpertActivation::SwiGlu;
     tier.policy = request.expert_policy;
     tier.miss_lane = request.miss_lane;
     if (!request.expert_profile.empty()) {

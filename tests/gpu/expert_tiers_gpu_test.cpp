@@ -87,14 +87,18 @@ INSTANTIATE_TEST_SUITE_P(Lanes, GpuExpertTiers,
                                            TierCase{"qwen3moe", 3, "auto"}, TierCase{"qwen3moe", 3, "stream"},
                                            TierCase{"mixtral", 2, "auto"}, TierCase{"mixtral", 0, "cpu"},
                                            TierCase{"qwen3next", 2, "auto"}, TierCase{"qwen35moe", 0, "cpu"},
-                                           TierCase{"deepseek3", 2, "auto"}),
+                                           TierCase{"deepseek3", 2, "auto"}, TierCase{"gptoss", 0, "stream"},
+                                           TierCase{"gptoss", 0, "cpu"}, TierCase{"gptoss", 3, "auto"}),
                          case_name);
 
-// Streaming every miss runs the same kernels on the same bytes as the all-resident model.
-TEST(GpuExpertTiersExact, StreamedEqualsResidentBitForBit) {
+// Streaming every miss runs the same kernels on the same bytes as the all-resident model (gpt-oss:
+// with its expert biases and clamped activation).
+class GpuExpertTiersExact : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuExpertTiersExact, StreamedEqualsResidentBitForBit) {
     const std::string why = gpu_unavailable_reason();
     if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
-    const std::string path = test::testdata_path("models/qwen3moe.gguf");
+    const std::string path = test::testdata_path("models/" + GetParam() + ".gguf");
     STRATA_SKIP_IF_MISSING(path);
     auto file = GgufFile::open(path);
     ASSERT_TRUE(file);
@@ -114,7 +118,7 @@ TEST(GpuExpertTiersExact, StreamedEqualsResidentBitForBit) {
     const std::vector<float> want = logits_of(**resident);
     for (int64_t slots : {0, 5}) {
         GpuPlacement placement;
-        auto tiered = load_tiered(*file, TierCase{"qwen3moe", slots, "stream"}, &placement);
+        auto tiered = load_tiered(*file, TierCase{GetParam(), slots, "stream"}, &placement);
         ASSERT_TRUE(tiered) << tiered.status().message();
         const std::vector<float> got = logits_of(**tiered);
         ASSERT_EQ(got.size(), want.size());
@@ -124,6 +128,8 @@ TEST(GpuExpertTiersExact, StreamedEqualsResidentBitForBit) {
         EXPECT_GT(placement.stats->streamed_experts, 0u);
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Models, GpuExpertTiersExact, ::testing::Values("qwen3moe", "gptoss"));
 
 }  // namespace
 }  // namespace strata

@@ -34,16 +34,7 @@ public:
         STRATA_TRY(make_shares());
         LlamaWeights w;
         STRATA_TRY(load_llama_weights(file, config_, w));
-        if (gpt_oss_) {
-            for (size_t s = 0; s < config_.n_layer; ++s) {
-                if (tiered(share_of(s))) {
-                    return Status::error("gpt-oss on the GPU needs every expert in VRAM so far (its biased experts have "
-                                         "no tiered path yet): give it a GPU or --vram-budget that holds the whole model, "
-                                         "or run with --device cpu");
-                }
-            }
-            rope_ = gpt_oss_rope_table(config_);
-        }
+        if (gpt_oss_) rope_ = gpt_oss_rope_table(config_);
         layers_.assign(ranks(), std::vector<GpuLayer>(w.layers.size()));
         std::vector<Weight> input_norms;
         for (size_t il = 0; il < w.layers.size(); ++il) {

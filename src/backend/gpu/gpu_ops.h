@@ -229,8 +229,10 @@ enum class GpuExpertActivation {
     SwiGlu,               // silu(gate) · up
     GptOssClampedSwiGlu,  // gate ≤ 7, up ∈ [−7, 7]: gate · sigmoid(1.702 gate) · (up + 1)
 };
+// With row_pairs, row r is pair row_pairs[r] (rows in the sorted order of a plan: the expert tiers).
 void gpu_moe_bias_activation(float* gate, const float* up, const int32_t* ids, int64_t n_pairs, int64_t n,
-                             const float* gate_bias, const float* up_bias, GpuExpertActivation act, GpuContext& ctx);
+                             const float* gate_bias, const float* up_bias, GpuExpertActivation act, GpuContext& ctx,
+                             const int32_t* row_pairs = nullptr);
 //   out[p] += bias[ids[p]]
 void gpu_moe_add_expert_bias(float* out, const int32_t* ids, int64_t n_pairs, int64_t n, const float* bias,
                              GpuContext& ctx);

@@ -305,10 +305,10 @@ Status GpuTransformer::upload_experts(const MoeFfnWeights& w, const ExpertBiases
     GpuShard& sh = *shares_[share_index];
     STRATA_ASSIGN_OR_RETURN(out.router, sh.upload(w.router, true));
     STRATA_ASSIGN_OR_RETURN(out.router_bias, sh.upload(biases.router, false));
+    if (tiered(share_index)) return Status::ok();  // the tiers hold the experts and their biases
     STRATA_ASSIGN_OR_RETURN(out.gate_bias, sh.upload(biases.gate, false));
     STRATA_ASSIGN_OR_RETURN(out.up_bias, sh.upload(biases.up, false));
     STRATA_ASSIGN_OR_RETURN(out.down_bias, sh.upload(biases.down, false));
-    if (tiered(share_index)) return Status::ok();  // the tiers hold them
     STRATA_ASSIGN_OR_RETURN(out.gate_exps, sh.upload(w.gate_exps, true));
     STRATA_ASSIGN_OR_RETURN(out.up_exps, sh.upload(w.up_exps, true));
     STRATA_ASSIGN_OR_RETURN(out.down_exps, sh.upload(w.down_exps, true));

@@ -16,14 +16,15 @@ constexpr int kBlock = 256;
 // gpt-oss's constants (GptOssExperts): the gate clamped from above, up both ways, and the +1 on up.
 constexpr float kGptOssAlpha = 1.702f, kGptOssLimit = 7.0f;
 
-// One block row per pair: blockIdx.y is the pair, x strides over the row.
-__global__ void bias_activation_kernel(float* gate, const float* up, const int32_t* ids, int64_t n, const float* gate_bias,
-                                       const float* up_bias, GpuExpertActivation act) {
+// One block row per row: blockIdx.y is the row, x strides over it; the row's pair is itself, or
+// row_pairs[row] (rows in an expert-sorted order).
+__global__ void bias_activation_kernel(float* gate, const float* up, const int32_t* ids, const int32_t* row_pairs, int64_t n,
+                                       const float* gate_bias, const float* up_bias, GpuExpertActivation act) {
     vendor::wait_for_previous_kernel();
-    const int64_t p = blockIdx.y;
-    const int64_t expert = ids[p];
-    float* g_row = gate + p * n;
-    const float* u_row = up + p * n;
+    const int64_t r = blockIdx.y;
+    const int64_t expert = ids[row_pairs ? row_pairs[r] : r];
+    float* g_row = gate + r * n;
+    const float* u_row = up + r * n;
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         float g = g_row[i], u = u_row[i];
@@ -58,10 +59,11 @@ dim3 pair_grid(int64_t n_pairs, int64_t n) {
 }  // namespace
 
 void gpu_moe_bias_activation(float* gate, const float* up, const int32_t* ids, int64_t n_pairs, int64_t n,
-                             const float* gate_bias, const float* up_bias, GpuExpertActivation act, GpuContext& ctx) {
+                             const float* gate_bias, const float* up_bias, GpuExpertActivation act, GpuContext& ctx,
+                             const int32_t* row_pairs) {
     if (n_pairs == 0 || n == 0) return;
-    launch_chained(ctx, bias_activation_kernel, pair_grid(n_pairs, n), kBlock, 0, gate, up, ids, n, gate_bias, up_bias,
-                   act);
+    launch_chained(ctx, bias_activation_kernel, pair_grid(n_pairs, n), kBlock, 0, gate, up, ids, row_pairs, n, gate_bias,
+                   up_bias, act);
 }
 
 void gpu_moe_add_expert_bias(float* out, const int32_t* ids, int64_t n_pairs, int64_t n, const float* bias,
