@@ -52,6 +52,25 @@ set -e
 [[ $rc == 2 ]] || fail "--split-at 9 exited $rc, expected 2"
 grep -q -- "--split-at 9: expected 1 value(s) for 2 GPUs" <<<"$out" || fail "--split-at 9: $out"
 
+# --split tensor: every GPU holds a part of every layer, the head on the first; bad values refused.
+"$strata" plan -m "$model" --vram 64MiB,64MiB --vram-reserve 8MiB --ram 2GiB --ctx 512 --split tensor --json \
+  > "$work/tensor.json" || fail "tensor-split plan exited $?"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); g=j["gpus"]; assert j["fits"] and len(g) == 2, j
+assert j["request"]["split"] == "tensor", j["request"]
+assert all(s["layer_begin"] == 0 and s["layer_end"] == 3 for s in g), g
+assert g[0]["dense"] > g[1]["dense"], g' "$work/tensor.json" || fail "tensor-split plan JSON"
+out=$("$strata" plan -m "$model" --vram 64MiB,64MiB --vram-reserve 8MiB --ram 2GiB --ctx 512 --split tensor) ||
+  fail "tensor-split plan text exited $?"
+grep -q "Split by tensor over 2 GPUs" <<<"$out" && grep -q "part 2 of 2 of every layer" <<<"$out" ||
+  fail "tensor-split plan text: $out"
+for args in "--split rows" "--split tensor" "--split tensor --vram 64MiB,64MiB --split-at 2"; do
+  set +e
+  err=$("$strata" plan -m "$model" $args 2>&1 >/dev/null); rc=$?
+  set -e
+  [[ $rc != 0 ]] || fail "plan $args must fail"
+  grep -q 'expected' <<<"$err" || fail "plan $args: unclear error: $err"
+done
+
 # No --vram: a CPU-only plan.
 "$strata" plan -m "$model" --ram 2GiB | grep -q 'VRAM   none' || fail "cpu-only plan"
 
