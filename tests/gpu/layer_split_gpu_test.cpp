@@ -14,33 +14,13 @@
 #include "model/model.h"
 #include "model/parity.h"
 #include "runtime/gpu_placement.h"
+#include "split_logits.h"
 #include "support/testdata.h"
 
 namespace strata {
 namespace {
 
-// The second GPU when there is one, else the first again.
-int second_gpu() {
-    std::vector<gpu::DeviceInfo> devices;
-    std::string why;
-    return gpu::find_devices(&devices, &why) && devices.size() >= 2 ? 1 : 0;
-}
 
-// The logits of a 12-token prompt (every row) and of 4 decode steps after it.
-std::vector<float> logits_of(Model& m, CpuContext& cpu) {
-    const int64_t prompt = 12, steps = 4, vocab = m.config().n_vocab;
-    std::vector<int32_t> tokens(prompt + steps), positions(prompt + steps);
-    for (int64_t i = 0; i < prompt + steps; ++i) {
-        tokens[i] = static_cast<int32_t>((i * 7 + 3) % vocab), positions[i] = static_cast<int32_t>(i);
-    }
-    KvCache kv = m.make_kv_cache(prompt + steps);
-    std::vector<float> out(static_cast<size_t>((prompt + steps) * vocab));
-    m.forward(Batch{tokens.data(), positions.data(), prompt, 0}, kv, out.data(), LogitsFor::All, cpu);
-    for (int64_t i = prompt; i < prompt + steps; ++i) {
-        m.forward(Batch{&tokens[i], &positions[i], 1, i}, kv, out.data() + i * vocab, LogitsFor::Last, cpu);
-    }
-    return out;
-}
 
 size_t differing(const std::vector<float>& a, const std::vector<float>& b) {
     size_t n = 0;
@@ -61,10 +41,10 @@ TEST_P(GpuLayerSplit, EqualsOneGpuBitForBit) {
     CpuContext cpu(pool);
     auto one = load_model_on(*file, ComputeOptions{.device = ComputeDevice::Gpu});
     ASSERT_TRUE(one) << one.status().message();
-    const std::vector<float> want = logits_of(**one, cpu);
+    const std::vector<float> want = test::split_test_logits(**one, cpu);
     const uint32_t n_layer = (*one)->config().n_layer;
     ASSERT_GE(n_layer, 2u);
-    const int other = second_gpu();
+    const int other = test::second_gpu();
 
     std::vector<std::vector<uint32_t>> splits = {{n_layer / 2}};
     if (n_layer >= 3) splits.push_back({1, n_layer - 1});
@@ -78,7 +58,7 @@ TEST_P(GpuLayerSplit, EqualsOneGpuBitForBit) {
         }
         auto split = load_model_on(*file, options);
         ASSERT_TRUE(split) << split.status().message();
-        const std::vector<float> got = logits_of(**split, cpu);
+        const std::vector<float> got = test::split_test_logits(**split, cpu);
         std::printf("gpu-split %-9s %zu shares: %s\n", GetParam().c_str(), at.size() + 1, (*split)->device_name().c_str());
         ASSERT_EQ(got.size(), want.size());
         EXPECT_EQ(differing(got, want), 0u) << at.size() + 1 << " shares";
@@ -102,7 +82,7 @@ TEST(GpuLayerSplitPlacement, TiersPerGpuMatchReference) {
     CpuContext cpu(pool);
     const auto load = [&](const GgufFile& f, int64_t slots, const std::string& lane, GpuPlacement* placement) {
         ComputeOptions options{.device = ComputeDevice::Gpu};
-        options.split_ordinals = {0, second_gpu()};
+        options.split_ordinals = {0, test::second_gpu()};
         GpuPlacementRequest req;
         req.expert_slots = slots;
         req.force_tiers = true;
@@ -140,11 +120,11 @@ TEST(GpuLayerSplitPlacement, TiersPerGpuMatchReference) {
     ASSERT_TRUE(file);
     auto resident = load_model_on(*file, ComputeOptions{.device = ComputeDevice::Gpu});
     ASSERT_TRUE(resident) << resident.status().message();
-    const std::vector<float> want = logits_of(**resident, cpu);
+    const std::vector<float> want = test::split_test_logits(**resident, cpu);
     GpuPlacement placement;
     auto streamed = load(*file, 0, "stream", &placement);
     ASSERT_TRUE(streamed) << streamed.status().message();
-    const std::vector<float> got = logits_of(**streamed, cpu);
+    const std::vector<float> got = test::split_test_logits(**streamed, cpu);
     EXPECT_EQ(differing(got, want), 0u);
     EXPECT_GT(placement.stats->streamed_experts, 0u);
 }

@@ -16,42 +16,13 @@
 #include "backend/gpu/gpu_model.h"
 #include "model/model.h"
 #include "model/parity.h"
+#include "op_parity.h"
 #include "runtime/gpu_placement.h"
+#include "split_logits.h"
 #include "support/testdata.h"
 
 namespace strata {
 namespace {
-
-int second_gpu() {
-    std::vector<gpu::DeviceInfo> devices;
-    std::string why;
-    return gpu::find_devices(&devices, &why) && devices.size() >= 2 ? 1 : 0;
-}
-
-// The logits of a 12-token prompt (every row) and of 4 decode steps after it.
-std::vector<float> logits_of(Model& m, CpuContext& cpu) {
-    const int64_t prompt = 12, steps = 4, vocab = m.config().n_vocab;
-    std::vector<int32_t> tokens(prompt + steps), positions(prompt + steps);
-    for (int64_t i = 0; i < prompt + steps; ++i) {
-        tokens[i] = static_cast<int32_t>((i * 7 + 3) % vocab), positions[i] = static_cast<int32_t>(i);
-    }
-    KvCache kv = m.make_kv_cache(prompt + steps);
-    std::vector<float> out(static_cast<size_t>((prompt + steps) * vocab));
-    m.forward(Batch{tokens.data(), positions.data(), prompt, 0}, kv, out.data(), LogitsFor::All, cpu);
-    for (int64_t i = prompt; i < prompt + steps; ++i) {
-        m.forward(Batch{&tokens[i], &positions[i], 1, i}, kv, out.data() + i * vocab, LogitsFor::Last, cpu);
-    }
-    return out;
-}
-
-double nmse(const std::vector<float>& got, const std::vector<float>& want) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-        const double d = static_cast<double>(got[i]) - want[i];
-        num += d * d, den += static_cast<double>(want[i]) * want[i];
-    }
-    return den > 0 ? num / den : num;
-}
 
 // STRATA_GPU_COLLECTIVE for one scope.
 struct CollectiveChoice {
@@ -75,19 +46,19 @@ TEST_P(GpuTensorSplit, MatchesOneGpu) {
     CpuContext cpu(pool);
     auto one = load_model_on(*file, ComputeOptions{.device = ComputeDevice::Gpu});
     ASSERT_TRUE(one) << one.status().message();
-    const std::vector<float> want = logits_of(**one, cpu);
+    const std::vector<float> want = test::split_test_logits(**one, cpu);
     // Default (NCCL across two GPUs when it loads), then copies explicitly.
     for (const char* which : {static_cast<const char*>(nullptr), "copies"}) {
         CollectiveChoice choice(which);
         ComputeOptions options{.device = ComputeDevice::Gpu};
-        options.tensor_split = {GpuLayerShare{0, 0, 0, 0, nullptr}, GpuLayerShare{second_gpu(), 0, 0, 0, nullptr}};
+        options.tensor_split = {GpuLayerShare{0, 0, 0, 0, nullptr}, GpuLayerShare{test::second_gpu(), 0, 0, 0, nullptr}};
         auto split = load_model_on(*file, options);
         ASSERT_TRUE(split) << split.status().message();
         const std::string name = (*split)->device_name();
         EXPECT_NE(name.find("tensor split over 2 GPUs"), std::string::npos) << name;
-        const std::vector<float> got = logits_of(**split, cpu);
+        const std::vector<float> got = test::split_test_logits(**split, cpu);
         ASSERT_EQ(got.size(), want.size());
-        const double e = nmse(got, want);
+        const double e = test::nmse(got, want);
         std::printf("gpu-tensor-split %-9s nmse vs one GPU %.3e: %s\n", GetParam().c_str(), e, name.c_str());
         EXPECT_LT(e, 1e-9) << name;
     }
@@ -110,7 +81,7 @@ TEST(GpuTensorSplitPlacement, MatchesReference) {
             GpuPlacement placement;
             auto report = run_parity(model_path, ref_path, chunk, pool, [&](const GgufFile& f) {
                 ComputeOptions options{.device = ComputeDevice::Gpu};
-                options.split_ordinals = {0, second_gpu()};
+                options.split_ordinals = {0, test::second_gpu()};
                 options.split_tensor = true;
                 GpuPlacementRequest req;
                 req.n_ctx = 256;
@@ -142,7 +113,7 @@ TEST(GpuTensorSplitPlacement, UnsupportedIsRefused) {
         auto file = GgufFile::open(path);
         ASSERT_TRUE(file);
         ComputeOptions options{.device = ComputeDevice::Gpu};
-        options.tensor_split = {GpuLayerShare{0, 0, 0, 0, nullptr}, GpuLayerShare{second_gpu(), 0, 0, 0, nullptr}};
+        options.tensor_split = {GpuLayerShare{0, 0, 0, 0, nullptr}, GpuLayerShare{test::second_gpu(), 0, 0, 0, nullptr}};
         auto model = load_model_on(*file, options);
         ASSERT_FALSE(model) << name;
         EXPECT_NE(model.status().message().find("--split tensor: not built for"), std::string::npos)
@@ -153,7 +124,7 @@ TEST(GpuTensorSplitPlacement, UnsupportedIsRefused) {
     auto file = GgufFile::open(path);
     ASSERT_TRUE(file);
     ComputeOptions options{.device = ComputeDevice::Gpu};
-    options.split_ordinals = {0, second_gpu()};
+    options.split_ordinals = {0, test::second_gpu()};
     options.split_tensor = true;
     GpuPlacementRequest req;
     req.expert_slots = 3;

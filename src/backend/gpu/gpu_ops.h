@@ -289,8 +289,11 @@ MoePlan gpu_moe_route_plan_single(const float* logits, int64_t n_expert, int64_t
 // The router's logits (router · h for one token, any weight type) and then the same routing and
 // plan, in one launch: the last of its blocks routes. `counter`: a device unsigned int that is
 // zero before the first call, owned by this call site (the kernel leaves it zero again).
+// With an expert window (a tensor split's GPU), the plan holds only the experts in [expert_begin,
+// expert_end), numbered from expert_begin; the other slots get empty tiles.
 MoePlan gpu_moe_router_route_plan_single(const DeviceWeight& router, const float* h, float* logits, int64_t k,
                                          bool normalize, int32_t* ids, float* weights, int scratch_slot,
-                                         unsigned* counter, GpuContext& ctx);
+                                         unsigned* counter, GpuContext& ctx, int64_t expert_begin = 0,
+                                         int64_t expert_end = INT64_MAX);
 
 }  // namespace strata::gpu

@@ -225,19 +225,25 @@ float* GpuTransformer::moe_ffn_part(const GpuMoeWeights& L, int64_t layer, float
     auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * sizeof(int32_t)));
     float* weights = g.scratch_floats(kExpertWeights, static_cast<uint64_t>(pairs));
     // Every rank routes every token alike (the same h bits, the same router), and keeps its experts.
-    op("matmul ffn_gate_inp", [&] { gpu_matmul(L.router, 0, h, n, router, g, hq_); });
-    if (L.router_bias) op("add_bias", [&] { gpu_add_bias(router, L.router_bias.f32(), n, n_exp, g); });
-    op("moe_route", [&] {
-        gpu_moe_route_softmax_topk(router, n, n_exp, k, c.norm_topk_prob || gpt_oss_, ids, weights, g);
-    });
     const std::pair<int64_t, int64_t> range = expert_range(rank());
     const int64_t e0 = range.first, e1 = range.second;
+    const bool normalize = c.norm_topk_prob || gpt_oss_;
     MoePlan plan;
-    op("moe_plan", [&] {
-        // The tile width for the pairs this rank expects: its share of them over its experts.
-        const int width = gpu_moe_tile_columns(pairs / static_cast<int64_t>(ranks()), e1 - e0, L.gate_exps, L.down_exps);
-        plan = gpu_moe_plan(ids, pairs, e1 - e0, kMoePlan, g, width, e0);
-    });
+    if (n == 1 && !L.router_bias && cur_->route_counter(layer) != nullptr) {  // one launch, as on one GPU
+        op("moe_router_route_plan_single", [&] {
+            plan = gpu_moe_router_route_plan_single(L.router, h, router, k, normalize, ids, weights, kMoePlan,
+                                                    cur_->route_counter(layer), g, e0, e1);
+        });
+    } else {
+        op("matmul ffn_gate_inp", [&] { gpu_matmul(L.router, 0, h, n, router, g, hq_); });
+        if (L.router_bias) op("add_bias", [&] { gpu_add_bias(router, L.router_bias.f32(), n, n_exp, g); });
+        op("moe_route", [&] { gpu_moe_route_softmax_topk(router, n, n_exp, k, normalize, ids, weights, g); });
+        op("moe_plan", [&] {
+            // The tile width for the pairs this rank expects: its share of them over its experts.
+            const int width = gpu_moe_tile_columns(pairs / static_cast<int64_t>(ranks()), e1 - e0, L.gate_exps, L.down_exps);
+            plan = gpu_moe_plan(ids, pairs, e1 - e0, kMoePlan, g, width, e0);
+        });
+    }
     const float* out = expert_products(L, plan, ids, h, n);
     float* part = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
     op("moe_combine_owned", [&] { gpu_moe_combine_owned(out, weights, ids, n, k, e, e0, e1, part, g); });

@@ -104,23 +104,12 @@ __global__ void plan_kernel(const int32_t* ids, int64_t n_pairs, int n_expert, i
     }
 }
 
-__global__ void combine_kernel(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n,
-                               float* x) {
-    vendor::wait_for_previous_kernel();
-    const int64_t total = n_tokens * n;
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        const int64_t t = i / n, d = i % n;
-        float s = 0.0f;
-        for (int64_t j = 0; j < k; ++j) s += weights[t * k + j] * expert_out[(t * k + j) * n + d];
-        x[i] += s;
-    }
-}
-
-// As combine_kernel over the pairs whose expert is in [expert_begin, expert_end) only (the rows of
-// the others were never computed here), into out rather than onto it.
-__global__ void combine_owned_kernel(const float* expert_out, const float* weights, const int32_t* ids, int64_t n_tokens,
-                                     int64_t k, int64_t n, int expert_begin, int expert_end, float* out) {
+// x[t] += Σ_j weights · expert_out over the token's pairs (kOwned: only those whose expert is in
+// [expert_begin, expert_end), the rows of the others never computed here; and into x rather than
+// onto it: a tensor split's part of the sum).
+template <bool kOwned>
+__global__ void combine_kernel(const float* expert_out, const float* weights, const int32_t* ids, int64_t n_tokens,
+                               int64_t k, int64_t n, int expert_begin, int expert_end, float* x) {
     vendor::wait_for_previous_kernel();
     const int64_t total = n_tokens * n;
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
@@ -128,11 +117,17 @@ __global__ void combine_owned_kernel(const float* expert_out, const float* weigh
         const int64_t t = i / n, d = i % n;
         float s = 0.0f;
         for (int64_t j = 0; j < k; ++j) {
-            const int32_t e = ids[t * k + j];
-            if (e >= expert_begin && e < expert_end) s += weights[t * k + j] * expert_out[(t * k + j) * n + d];
+            if (kOwned && (ids[t * k + j] < expert_begin || ids[t * k + j] >= expert_end)) continue;
+            s += weights[t * k + j] * expert_out[(t * k + j) * n + d];
         }
-        out[i] = s;
+        if (kOwned) x[i] = s;
+        else x[i] += s;
     }
+}
+
+unsigned combine_grid(int64_t n_tokens, int64_t n, const GpuContext& ctx) {
+    const int64_t cap = static_cast<int64_t>(ctx.device().multiprocessors) * 8;
+    return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(cap, (n_tokens * n + kCombineBlock - 1) / kCombineBlock)));
 }
 
 }  // namespace
@@ -169,18 +164,15 @@ MoePlan gpu_moe_plan(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int 
 void gpu_moe_combine(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n, float* x,
                      GpuContext& ctx) {
     if (n_tokens == 0) return;
-    const int64_t cap = static_cast<int64_t>(ctx.device().multiprocessors) * 8;
-    const unsigned grid = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(cap, (n_tokens * n + kCombineBlock - 1) / kCombineBlock)));
-    launch_chained(ctx, combine_kernel, grid, kCombineBlock, 0, expert_out, weights, n_tokens, k, n, x);
+    launch_chained(ctx, combine_kernel<false>, combine_grid(n_tokens, n, ctx), kCombineBlock, 0, expert_out, weights,
+                   static_cast<const int32_t*>(nullptr), n_tokens, k, n, 0, 0, x);
 }
 
 void gpu_moe_combine_owned(const float* expert_out, const float* weights, const int32_t* ids, int64_t n_tokens,
                            int64_t k, int64_t n, int64_t expert_begin, int64_t expert_end, float* out, GpuContext& ctx) {
     if (n_tokens == 0) return;
-    const int64_t cap = static_cast<int64_t>(ctx.device().multiprocessors) * 8;
-    const unsigned grid = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(cap, (n_tokens * n + kCombineBlock - 1) / kCombineBlock)));
-    launch_chained(ctx, combine_owned_kernel, grid, kCombineBlock, 0, expert_out, weights, ids, n_tokens, k, n,
-                   static_cast<int>(expert_begin), static_cast<int>(expert_end), out);
+    launch_chained(ctx, combine_kernel<true>, combine_grid(n_tokens, n, ctx), kCombineBlock, 0, expert_out, weights, ids,
+                   n_tokens, k, n, static_cast<int>(expert_begin), static_cast<int>(expert_end), out);
 }
 
 }  // namespace strata::gpu

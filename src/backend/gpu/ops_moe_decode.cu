@@ -23,9 +23,12 @@ constexpr int kMaxExperts = 4096;
 __device__ __forceinline__ bool ranks_before(float p, int e, float q, int f) { return p > q || (p == q && e < f); }
 
 // One warp (the calling threads' first). tiles[j] = (expert of slot j, sorted position j, 1
-// pair); sorted[j] = pair j.
+// pair); sorted[j] = pair j. Experts outside [expert_begin, expert_end) (another GPU's, under a
+// tensor split) get an empty tile, which the expert kernels skip; the plan's experts are
+// numbered from expert_begin.
 __device__ void route_plan_one_token(const float* logits, int n_expert, int k, bool normalize, int32_t* ids,
-                                     float* weights, int32_t* sorted, int32_t* tiles, int32_t* n_tiles) {
+                                     float* weights, int32_t* sorted, int32_t* tiles, int32_t* n_tiles,
+                                     int expert_begin = 0, int expert_end = INT_MAX) {
     const int lane = static_cast<int>(threadIdx.x);
     float m = -INFINITY;
     for (int e = lane; e < n_expert; e += vendor::kWarpSize) m = fmaxf(m, logits[e]);
@@ -51,7 +54,8 @@ __device__ void route_plan_one_token(const float* logits, int n_expert, int k, b
         if (lane == 0) {
             ids[j] = best_e, weights[j] = best_p;
             sorted[j] = j;
-            tiles[3 * j] = best_e, tiles[3 * j + 1] = j, tiles[3 * j + 2] = 1;
+            const bool mine = best_e >= expert_begin && best_e < expert_end;
+            tiles[3 * j] = mine ? best_e - expert_begin : 0, tiles[3 * j + 1] = j, tiles[3 * j + 2] = mine ? 1 : 0;
         }
         kept += best_p;
         prev_p = best_p, prev_e = best_e;
@@ -77,7 +81,8 @@ constexpr int kRouterBlock = 128;  // threads: a row (logit) per warp
 template <TensorType T>
 __global__ void router_route_plan_kernel(const uint8_t* w, uint64_t row_bytes, int64_t n_in, int n_expert, const float* h,
                                          float* logits, int k, bool normalize, int32_t* ids, float* weights,
-                                         int32_t* sorted, int32_t* tiles, int32_t* n_tiles, unsigned* counter) {
+                                         int32_t* sorted, int32_t* tiles, int32_t* n_tiles, unsigned* counter,
+                                         int expert_begin, int expert_end) {
     vendor::wait_for_previous_kernel();
     __shared__ float s_logits[kMaxExperts];
     __shared__ bool s_last;
@@ -116,7 +121,8 @@ __global__ void router_route_plan_kernel(const uint8_t* w, uint64_t row_bytes, i
     __syncthreads();
     if (threadIdx.x == 0) *counter = 0;  // ready for the next step (every block has counted)
     if (threadIdx.x < static_cast<unsigned>(vendor::kWarpSize)) {
-        route_plan_one_token(s_logits, n_expert, k, normalize, ids, weights, sorted, tiles, n_tiles);
+        route_plan_one_token(s_logits, n_expert, k, normalize, ids, weights, sorted, tiles, n_tiles, expert_begin,
+                             expert_end);
     }
 }
 
@@ -138,7 +144,7 @@ MoePlan single_token_plan(int64_t k, int scratch_slot, GpuContext& ctx) {
 
 MoePlan gpu_moe_router_route_plan_single(const DeviceWeight& router, const float* h, float* logits, int64_t k,
                                          bool normalize, int32_t* ids, float* weights, int scratch_slot,
-                                         unsigned* counter, GpuContext& ctx) {
+                                         unsigned* counter, GpuContext& ctx, int64_t expert_begin, int64_t expert_end) {
     const int64_t n_expert = router.ne[1];
     STRATA_CHECK(k > 0 && k <= n_expert && n_expert <= kMaxExperts, "gpu_moe_router_route_plan_single: need 0 < k <= n_expert <= 4096");
     STRATA_CHECK(router.ne[0] % 32 == 0 && router.ne[2] * router.ne[3] == 1 && gpu_supports_type(router.type),
@@ -149,7 +155,8 @@ MoePlan gpu_moe_router_route_plan_single(const DeviceWeight& router, const float
     dispatch_weight_type(router.type, [&](auto tag) {
         launch_chained(ctx, router_route_plan_kernel<decltype(tag)::value>, blocks, kRouterBlock, 0, router.data,
                        router.row_bytes, router.ne[0], static_cast<int>(n_expert), h, logits, static_cast<int>(k),
-                       normalize, ids, weights, plan.sorted, plan.tiles, plan.n_tiles, counter);
+                       normalize, ids, weights, plan.sorted, plan.tiles, plan.n_tiles, counter,
+                       static_cast<int>(expert_begin), static_cast<int>(std::min<int64_t>(expert_end, INT_MAX)));
     });
     return plan;
 }
