@@ -99,26 +99,21 @@ float dot_q4_k_q8_k_avx2(const void* weights, const void* activation, int64_t n)
     const auto* a = static_cast<const BlockQ8_K*>(activation);
     const __m256i nibble = _mm256_set1_epi8(0x0F);
     __m256 acc = _mm256_setzero_ps();
-    __m128 acc_min = _mm_setzero_ps();
+    __m256 acc_min = _mm256_setzero_ps();
     for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
-        const __m128i scales_mins = unpack_scales_mins_k4(w[i].scales);
-        const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
+        const __m256i scales_mins = unpack_scales_mins_k4(w[i].scales);
         __m256i sumi = _mm256_setzero_si256();
         // 32 bytes of quants hold 64 values: sub-block 2k in the low nibbles, 2k+1 in the high.
         for (int k = 0; k < 4; ++k) {
             const __m256i q = load256(w[i].qs + 32 * k);
             const int8_t* q8 = a[i].qs + 64 * k;
-            sumi = _mm256_add_epi32(sumi, scaled_dot(_mm256_and_si256(q, nibble), q8, broadcast_word(scales, 2 * k)));
+            sumi = _mm256_add_epi32(sumi, scaled_dot(_mm256_and_si256(q, nibble), q8, scale_k4(scales_mins, 2 * k)));
             sumi = _mm256_add_epi32(sumi, scaled_dot(_mm256_and_si256(_mm256_srli_epi16(q, 4), nibble), q8 + 32,
-                                                     broadcast_word(scales, 2 * k + 1)));
+                                                     scale_k4(scales_mins, 2 * k + 1)));
         }
-        const float d = fp16(w[i].d) * a[i].d;
-        const float dmin = fp16(w[i].dmin) * a[i].d;
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
-        const __m128i min_sum = min_products_k4(scales_mins, a[i].bsums);
-        acc_min = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(min_sum), acc_min);
+        accumulate_k4(acc, acc_min, sumi, min_sums_k4(scales_mins, a[i].bsums), scale_pair_k4(&w[i].d, a[i].d));
     }
-    return hsum(acc) - hsum(_mm256_castps128_ps256(acc_min));
+    return hsum(acc) - hsum(acc_min);
 }
 
 float dot_q5_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {
@@ -127,10 +122,9 @@ float dot_q5_k_q8_k_avx2(const void* weights, const void* activation, int64_t n)
     const __m256i nibble = _mm256_set1_epi8(0x0F);
     const __m256i sixteen = _mm256_set1_epi8(16);
     __m256 acc = _mm256_setzero_ps();
-    __m128 acc_min = _mm_setzero_ps();
+    __m256 acc_min = _mm256_setzero_ps();
     for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
-        const __m128i scales_mins = unpack_scales_mins_k4(w[i].scales);
-        const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
+        const __m256i scales_mins = unpack_scales_mins_k4(w[i].scales);
         const __m256i high_bits = load256(w[i].qh);
         __m256i bit = _mm256_set1_epi8(1);
         __m256i sumi = _mm256_setzero_si256();
@@ -144,16 +138,12 @@ float dot_q5_k_q8_k_avx2(const void* weights, const void* activation, int64_t n)
             bit = _mm256_add_epi8(bit, bit);
             const __m256i q_lo = _mm256_or_si256(_mm256_and_si256(q, nibble), high_lo);
             const __m256i q_hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), nibble), high_hi);
-            sumi = _mm256_add_epi32(sumi, scaled_dot(q_lo, q8, broadcast_word(scales, 2 * k)));
-            sumi = _mm256_add_epi32(sumi, scaled_dot(q_hi, q8 + 32, broadcast_word(scales, 2 * k + 1)));
+            sumi = _mm256_add_epi32(sumi, scaled_dot(q_lo, q8, scale_k4(scales_mins, 2 * k)));
+            sumi = _mm256_add_epi32(sumi, scaled_dot(q_hi, q8 + 32, scale_k4(scales_mins, 2 * k + 1)));
         }
-        const float d = fp16(w[i].d) * a[i].d;
-        const float dmin = fp16(w[i].dmin) * a[i].d;
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
-        const __m128i min_sum = min_products_k4(scales_mins, a[i].bsums);
-        acc_min = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(min_sum), acc_min);
+        accumulate_k4(acc, acc_min, sumi, min_sums_k4(scales_mins, a[i].bsums), scale_pair_k4(&w[i].d, a[i].d));
     }
-    return hsum(acc) - hsum(_mm256_castps128_ps256(acc_min));
+    return hsum(acc) - hsum(acc_min);
 }
 
 float dot_q6_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {

@@ -2,12 +2,14 @@
 // row. Same arithmetic as the AVX2 kernels (dot_kquants_avx2.cpp): unsigned quants × int8
 // activations with maddubs (pairs as int16, never saturating for quants ≤ 63), then the
 // sub-block scale as int16 with VNNI's _mm512_dpwssd_epi32, which multiplies, pairs and
-// accumulates into int32 in one instruction. One 512-bit register covers 64 values, i.e. two
-// 32-value or four 16-value sub-blocks; _mm512_permutexvar_epi16 (Q4_K/Q5_K: an in-lane shuffle,
-// see kquant_simd_avx512.h) spreads their scales.
+// accumulates into int32 in one instruction. One 512-bit register covers 64 values, i.e. four
+// 16-value sub-blocks, whose scales _mm512_permutexvar_epi16 spreads. Q4_K/Q5_K instead run on
+// 256-bit registers, one 32-value sub-block each, with dpbusd and one dpwssd per two sub-blocks
+// (kquant_simd_avx512.h says why).
 // Offsets (Q3_K's −4, Q6_K's −32) and minimums use Q8_K's bsums, as in the AVX2 file.
 
 #include <cstring>
+#include <type_traits>
 
 #include "quant/cpu/dot_kernels_avx512.h"
 #include "quant/cpu/kquant_simd_avx512.h"
@@ -105,55 +107,48 @@ float dot_q3_k_q8_k_avx512(const void* weights, const void* activation, int64_t 
     return hsum(acc);
 }
 
-float dot_q4_k_q8_k_avx512(const void* weights, const void* activation, int64_t n) {
-    const auto* w = static_cast<const BlockQ4_K*>(weights);
+namespace {
+
+// Q4_K and Q5_K differ only in the fifth bit, so one body serves both. The integer sums of the
+// four 64-value steps alternate between two accumulators so that consecutive dpwssd do not wait
+// on each other; the multi-row kernel (dot_rows_kquants_avx512.cpp) does the same
+// operations in the same order, so its rows have the same bits.
+template <class Block>
+float k4_dot(const void* weights, const void* activation, int64_t n) {
+    constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_K>;
+    const auto* w = static_cast<const Block*>(weights);
     const auto* a = static_cast<const BlockQ8_K*>(activation);
     __m256 acc = _mm256_setzero_ps();
-    __m128 acc_min = _mm_setzero_ps();
+    __m256 acc_min = _mm256_setzero_ps();
     for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
-        const __m128i scales_mins = unpack_scales_mins_k4(w[i].scales);
-        const __m512i scales = lane_scales_k4(scales_mins);
-        __m512i sumi = _mm512_setzero_si512();
-        // 32 bytes of quants hold 64 values: sub-block 2k in the low nibbles, 2k+1 in the high.
+        const __m256i sm = unpack_scales_mins_k4(w[i].scales);
+        __m256i qh;
+        if constexpr (kFifthBit) qh = load256(w[i].qh);
+        __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
         for (int k = 0; k < 4; ++k) {
-            sumi = add_scaled_dot(sumi, nibbles64(w[i].qs + 32 * k), a[i].qs + 64 * k, pair_scales_k4(scales, k));
+            __m256i lo, hi;
+            nibbles_k4(w[i].qs + 32 * k, &lo, &hi);
+            if constexpr (kFifthBit) {
+                lo = add_fifth_bit(lo, qh, 2 * k);
+                hi = add_fifth_bit(hi, qh, 2 * k + 1);
+            }
+            __m256i& sum = k % 2 ? odd : even;
+            sum = add_scaled_pair_k4(sum, lo, hi, a[i].qs + 64 * k, sm, k);
         }
-        const float d = fp16(w[i].d) * a[i].d;
-        const float dmin = fp16(w[i].dmin) * a[i].d;
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), halves_to_float(sumi), acc);
-        const __m128i min_sum = min_products_k4(scales_mins, a[i].bsums);
-        acc_min = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(min_sum), acc_min);
+        accumulate_k4(acc, acc_min, _mm256_add_epi32(even, odd), min_sums_k4(sm, a[i].bsums),
+                      scale_pair_k4(&w[i].d, a[i].d));
     }
-    return hsum(acc) - hsum(_mm256_castps128_ps256(acc_min));
+    return hsum(acc) - hsum(acc_min);
+}
+
+}  // namespace
+
+float dot_q4_k_q8_k_avx512(const void* weights, const void* activation, int64_t n) {
+    return k4_dot<BlockQ4_K>(weights, activation, n);
 }
 
 float dot_q5_k_q8_k_avx512(const void* weights, const void* activation, int64_t n) {
-    const auto* w = static_cast<const BlockQ5_K*>(weights);
-    const auto* a = static_cast<const BlockQ8_K*>(activation);
-    const __m512i sixteen = _mm512_set1_epi8(16);
-    __m256 acc = _mm256_setzero_ps();
-    __m128 acc_min = _mm_setzero_ps();
-    for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
-        const __m128i scales_mins = unpack_scales_mins_k4(w[i].scales);
-        const __m512i scales = lane_scales_k4(scales_mins);
-        // Bit j of qh[l] is the fifth bit of sub-block j's value l; the upper half is shifted
-        // by one so that testing bit 2k picks sub-block 2k below and 2k+1 above.
-        const __m256i qh = load256(w[i].qh);
-        const __m512i high = join(qh, _mm256_srli_epi16(qh, 1));
-        __m512i sumi = _mm512_setzero_si512();
-        for (int k = 0; k < 4; ++k) {
-            __m512i q = nibbles64(w[i].qs + 32 * k);
-            const __mmask64 fifth = _mm512_test_epi8_mask(high, _mm512_set1_epi8(static_cast<char>(1 << (2 * k))));
-            q = _mm512_mask_add_epi8(q, fifth, q, sixteen);
-            sumi = add_scaled_dot(sumi, q, a[i].qs + 64 * k, pair_scales_k4(scales, k));
-        }
-        const float d = fp16(w[i].d) * a[i].d;
-        const float dmin = fp16(w[i].dmin) * a[i].d;
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), halves_to_float(sumi), acc);
-        const __m128i min_sum = min_products_k4(scales_mins, a[i].bsums);
-        acc_min = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(min_sum), acc_min);
-    }
-    return hsum(acc) - hsum(_mm256_castps128_ps256(acc_min));
+    return k4_dot<BlockQ5_K>(weights, activation, n);
 }
 
 float dot_q6_k_q8_k_avx512(const void* weights, const void* activation, int64_t n) {

@@ -1,10 +1,10 @@
 // AVX2 multi-row dot kernels of Q4_K, Q5_K and Q6_K with a Q8_K activation row
 // (quant/cpu/dot_rows.h). Each is the single-row kernel of dot_kquants_avx2.cpp run for R rows side
-// by side: each 32-value activation vector is loaded once and used by every row, the activation-
-// only terms (paired bsums, bsums) are computed once per super-block, and each row keeps its own
-// integer and float accumulators, updated with exactly the operations of the single-row kernel in
-// the same order, so each row's result has the same bits. The loops over rows carry `#pragma GCC
-// unroll` so the per-row arrays live in registers: without it GCC 12 kept them on the stack.
+// by side: each 32-value activation vector is loaded once and used by every row, and each row
+// keeps its own integer and float accumulators, updated with exactly the operations of the
+// single-row kernel in the same order, so each row's result has the same bits. The loops over
+// rows carry `#pragma GCC unroll` so the per-row arrays live in registers: without it GCC 12
+// kept them on the stack.
 
 #include <type_traits>
 
@@ -38,21 +38,17 @@ void k4_rows(const void* weights, uint64_t stride, const void* activation, int64
     const int64_t nb = super_blocks(n);
     const __m256i nibble = _mm256_set1_epi8(0x0F);
     const __m256i sixteen = _mm256_set1_epi8(16);
-    __m256 acc[R];
-    __m128 acc_min[R];
+    __m256 acc[R], acc_min[R];
     #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
         acc[r] = _mm256_setzero_ps();
-        acc_min[r] = _mm_setzero_ps();
+        acc_min[r] = _mm256_setzero_ps();
     }
     for (int64_t i = 0; i < nb; ++i) {
-        const __m128i pair_sums = pair_bsums_k4(a[i].bsums);
-        __m128i scales_mins[R];
-        __m256i scales[R], sumi[R];
+        __m256i scales_mins[R], sumi[R];
         #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
             scales_mins[r] = unpack_scales_mins_k4(w[r][i].scales);
-            scales[r] = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins[r]));
             sumi[r] = _mm256_setzero_si256();
         }
         // 32 bytes of quants hold 64 values: sub-block 2k in the low nibbles, 2k+1 in the high;
@@ -75,21 +71,18 @@ void k4_rows(const void* weights, uint64_t stride, const void* activation, int64
                     q_hi = _mm256_or_si256(
                         q_hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high_bits, bit_hi), bit_hi), sixteen));
                 }
-                sumi[r] = _mm256_add_epi32(sumi[r], scaled_dot(q_lo, q8_lo, broadcast_word(scales[r], 2 * k)));
-                sumi[r] = _mm256_add_epi32(sumi[r], scaled_dot(q_hi, q8_hi, broadcast_word(scales[r], 2 * k + 1)));
+                sumi[r] = _mm256_add_epi32(sumi[r], scaled_dot(q_lo, q8_lo, scale_k4(scales_mins[r], 2 * k)));
+                sumi[r] = _mm256_add_epi32(sumi[r], scaled_dot(q_hi, q8_hi, scale_k4(scales_mins[r], 2 * k + 1)));
             }
         }
         #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
-            const float d = fp16(w[r][i].d) * a[i].d;
-            const float dmin = fp16(w[r][i].dmin) * a[i].d;
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi[r]), acc[r]);
-            const __m128i min_sum = min_products_k4(scales_mins[r], pair_sums);
-            acc_min[r] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(min_sum), acc_min[r]);
+            accumulate_k4(acc[r], acc_min[r], sumi[r], min_sums_k4(scales_mins[r], a[i].bsums),
+                          scale_pair_k4(&w[r][i].d, a[i].d));
         }
     }
     #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]) - hsum(_mm256_castps128_ps256(acc_min[r]));
+    for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]) - hsum(acc_min[r]);
 }
 
 template <int R>

@@ -1,11 +1,9 @@
 // AVX-512 (VNNI) multi-row dot kernels of Q4_K, Q5_K and Q6_K with a Q8_K activation row
 // (quant/cpu/dot_rows.h). Each is the single-row kernel of dot_kquants_avx512.cpp run for R rows
-// side by side: per 64 values the activation is loaded once and used by every row, the activation-
-// only terms (Q4_K/Q5_K's paired bsums, Q6_K's bsums) are computed once per super-block, and each
-// row keeps its own integer and float accumulators, updated with exactly the operations of the
-// single-row kernel in the same order, so each row's result has the same bits. The loops over rows
-// carry `#pragma GCC unroll` so the per-row arrays live in registers: without it GCC 12 kept them
-// on the stack.
+// side by side: the activations are loaded once and used by every row, and each row keeps its own
+// integer and float accumulators, updated with exactly the operations of the single-row kernel in
+// the same order, so each row's result has the same bits. The loops over rows carry `#pragma GCC
+// unroll` so the per-row arrays live in registers: without it GCC 12 kept them on the stack.
 
 #include <type_traits>
 
@@ -29,7 +27,8 @@ void row_pointers(const void* weights, uint64_t stride, const Block* (&w)[R]) {
     }
 }
 
-// Q4_K and Q5_K differ only in the fifth bit, so one body serves both.
+// Q4_K and Q5_K differ only in the fifth bit, so one body serves both (256-bit registers, as
+// the single-row kernel).
 template <class Block, int R>
 void k4_rows(const void* weights, uint64_t stride, const void* activation, int64_t n, float* out) {
     constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_K>;
@@ -37,55 +36,45 @@ void k4_rows(const void* weights, uint64_t stride, const void* activation, int64
     row_pointers(weights, stride, w);
     const auto* a = static_cast<const BlockQ8_K*>(activation);
     const int64_t nb = super_blocks(n);
-    const __m512i sixteen = _mm512_set1_epi8(16);
-    __m256 acc[R];
-    __m128 acc_min[R];
+    __m256 acc[R], acc_min[R];
     #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
         acc[r] = _mm256_setzero_ps();
-        acc_min[r] = _mm_setzero_ps();
+        acc_min[r] = _mm256_setzero_ps();
     }
     for (int64_t i = 0; i < nb; ++i) {
-        const __m128i pair_sums = pair_bsums_k4(a[i].bsums);
-        __m128i scales_mins[R];
-        __m512i scales[R], high[R], sumi[R];
+        __m256i sm[R];
+        __m256i qh[R], even[R], odd[R];
         #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
-            scales_mins[r] = unpack_scales_mins_k4(w[r][i].scales);
-            scales[r] = lane_scales_k4(scales_mins[r]);
-            sumi[r] = _mm512_setzero_si512();
-            if constexpr (kFifthBit) {
-                // As in the single-row kernel: the upper half shifted by one so that testing bit
-                // 2k picks sub-block 2k below and 2k+1 above.
-                const __m256i qh = load256(w[r][i].qh);
-                high[r] = join(qh, _mm256_srli_epi16(qh, 1));
-            }
+            sm[r] = unpack_scales_mins_k4(w[r][i].scales);
+            if constexpr (kFifthBit) qh[r] = load256(w[r][i].qh);
+            even[r] = _mm256_setzero_si256();
+            odd[r] = _mm256_setzero_si256();
         }
         #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
-            const __m512i q8 = load512(a[i].qs + 64 * k);
+            const int8_t* q8 = a[i].qs + 64 * k;
             #pragma GCC unroll 4
             for (int r = 0; r < R; ++r) {
-                __m512i q = nibbles64(w[r][i].qs + 32 * k);
+                __m256i lo, hi;
+                nibbles_k4(w[r][i].qs + 32 * k, &lo, &hi);
                 if constexpr (kFifthBit) {
-                    const __mmask64 fifth =
-                        _mm512_test_epi8_mask(high[r], _mm512_set1_epi8(static_cast<char>(1 << (2 * k))));
-                    q = _mm512_mask_add_epi8(q, fifth, q, sixteen);
+                    lo = add_fifth_bit(lo, qh[r], 2 * k);
+                    hi = add_fifth_bit(hi, qh[r], 2 * k + 1);
                 }
-                sumi[r] = add_scaled_dot(sumi[r], q, q8, pair_scales_k4(scales[r], k));
+                __m256i& sum = k % 2 ? odd[r] : even[r];
+                sum = add_scaled_pair_k4(sum, lo, hi, q8, sm[r], k);
             }
         }
         #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
-            const float d = fp16(w[r][i].d) * a[i].d;
-            const float dmin = fp16(w[r][i].dmin) * a[i].d;
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d), halves_to_float(sumi[r]), acc[r]);
-            const __m128i min_sum = min_products_k4(scales_mins[r], pair_sums);
-            acc_min[r] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(min_sum), acc_min[r]);
+            accumulate_k4(acc[r], acc_min[r], _mm256_add_epi32(even[r], odd[r]), min_sums_k4(sm[r], a[i].bsums),
+                          scale_pair_k4(&w[r][i].d, a[i].d));
         }
     }
     #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]) - hsum(_mm256_castps128_ps256(acc_min[r]));
+    for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]) - hsum(acc_min[r]);
 }
 
 template <int R>

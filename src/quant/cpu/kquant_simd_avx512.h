@@ -51,32 +51,6 @@ inline __m512i quad_scales(__m512i words, int first) {
     return _mm512_permutexvar_epi16(_mm512_add_epi16(lane, _mm512_set1_epi16(static_cast<int16_t>(first))), words);
 }
 
-// 64 four-bit values from 32 packed bytes: the low nibbles in the low 256 bits, the high nibbles
-// in the high 256 bits (Q4_K/Q5_K keep sub-block 2k in the low and 2k+1 in the high nibbles).
-// Built from a broadcast load and a per-lane shift (0 below, 4 above) rather than a shift and a
-// vinserti64x4: on Intel cores the insert competes for port 5 with the scale permutes, and the
-// Q4_K kernel is bound there (1.08x in L2 on the device's Xeon; same speed on Zen 4). Same bytes
-// either way, so results keep their bits.
-inline __m512i nibbles64(const uint8_t* packed) {
-    const __m512i shifts = _mm512_set_epi64(0x0004000400040004, 0x0004000400040004, 0x0004000400040004,
-                                            0x0004000400040004, 0, 0, 0, 0);
-    const __m512i both = _mm512_srlv_epi16(_mm512_broadcast_i64x4(load256(packed)), shifts);
-    return _mm512_and_si512(both, _mm512_set1_epi8(0x0F));
-}
-
-// The 8 int16 scales of Q4_K/Q5_K's 32-value sub-blocks in every 128-bit lane, for
-// pair_scales_k4.
-inline __m512i lane_scales_k4(__m128i scales_mins) { return _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(scales_mins)); }
-
-// The scales of sub-blocks 2k (low 256 bits) and 2k+1 (high 256 bits) for nibbles64's layout,
-// by one in-lane byte shuffle of lane_scales_k4 rather than a vpermw across the register (port 5
-// again; with nibbles64, 1.12x in L2 on the Xeon).
-inline __m512i pair_scales_k4(__m512i lane_scales, int k) {
-    const long long lo = 0x0100010001000100LL + 0x0404040404040404LL * k;  // bytes 4k, 4k+1: word 2k
-    const long long hi = lo + 0x0202020202020202LL;                         // word 2k+1
-    return _mm512_shuffle_epi8(lane_scales, _mm512_set_epi64(hi, hi, hi, hi, lo, lo, lo, lo));
-}
-
 // Sum of the 16 int32 lanes' two halves, as 8 float lanes.
 inline __m256 halves_to_float(__m512i sumi) {
     return _mm256_cvtepi32_ps(_mm256_add_epi32(_mm512_castsi512_si256(sumi), _mm512_extracti64x4_epi64(sumi, 1)));
@@ -89,32 +63,82 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// Q4_K/Q5_K's 12 packed bytes → bytes 0-7: the 8 scales, bytes 8-15: the 8 mins (layout in
-// get_scale_min_k4, quant/k_quant_search.h), four at a time in 32-bit words.
-inline __m128i unpack_scales_mins_k4(const uint8_t* packed) {
-    uint32_t w[3];
-    std::memcpy(w, packed, sizeof(w));
-    const uint32_t scales_lo = w[0] & 0x3f3f3f3f;
-    const uint32_t mins_lo = w[1] & 0x3f3f3f3f;
-    const uint32_t scales_hi = (w[2] & 0x0f0f0f0f) | ((w[0] >> 2) & 0x30303030);
-    const uint32_t mins_hi = ((w[2] >> 4) & 0x0f0f0f0f) | ((w[1] >> 2) & 0x30303030);
-    return _mm_set_epi32(static_cast<int>(mins_hi), static_cast<int>(mins_lo), static_cast<int>(scales_hi),
-                         static_cast<int>(scales_lo));
+// ---- Q4_K / Q5_K (dot_kquants_avx512.cpp, dot_rows_kquants_avx512.cpp) ----
+// These run on 256-bit registers (AVX-512VL encodings of VNNI): a 32-value sub-block is one
+// register, so scales need only in-lane shuffles. On Zen 4, where a 512-bit op costs two 256-bit
+// ones, the 256-bit form alone was 1.14x the former 512-bit kernel in L2; with the vector scale
+// unpack and the paired scaling below, 1.45x (Q5_K 1.35x; bench/results/2026-11-29-cpu-q4k).
+// Not yet measured on the device's Xeon, whose 512-bit kernel was port-5 bound.
+
+// Q4_K/Q5_K's 12 packed bytes (layout in get_scale_min_k4, quant/k_quant_search.h) → bytes 0-7:
+// the 8 scales, bytes 8-15: the 8 mins, in both 128-bit lanes, so that one in-lane pshufb with
+// zeroing turns them into any int16 arrangement (add_scaled_pair_k4, min_sums_k4). With 32-bit
+// words w0..w2: scales 0-3 = w0 & 0x3f, mins 0-3 = w1 & 0x3f, scales 4-7 = (w2 & 0x0f) |
+// ((w0 >> 2) & 0x30), mins 4-7 = ((w2 >> 4) & 0x0f) | ((w1 >> 2) & 0x30). Reads 16 bytes (the 4
+// after `packed` are the block's first quants). The scalar form of this, moved into a vector by
+// vmovd/vpinsrd, then widened and broadcast, cost about a fifth of the kernel's time.
+inline __m256i unpack_scales_mins_k4(const uint8_t* packed) {
+    const __m256i v = _mm256_broadcastsi128_si256(load128(packed));
+    const __m256i a = _mm256_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));  // w0 w2 w1 w2
+    const __m256i b = _mm256_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));  // w0 w0 w1 w1
+    const __m256i low = _mm256_and_si256(_mm256_srlv_epi32(a, _mm256_set_epi32(4, 0, 0, 0, 4, 0, 0, 0)),
+                                         _mm256_set_epi32(0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f,
+                                                          0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f));
+    const __m256i high = _mm256_and_si256(_mm256_srli_epi32(b, 2),
+                                          _mm256_set_epi32(0x30303030, 0, 0x30303030, 0, 0x30303030, 0, 0x30303030, 0));
+    return _mm256_or_si256(low, high);
 }
 
-// Σa of Q4_K/Q5_K's 8 sub-blocks of 32 values (two adjacent 16-value bsums each), as int16. It
-// depends on the activation only, so multi-row kernels compute it once for all their rows.
-inline __m128i pair_bsums_k4(const int16_t* bsums) {
-    const __m256i b = load256(bsums);
-    return _mm_hadd_epi16(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+// Sub-blocks 2k and 2k+1 of 32 packed bytes: the low and the high nibbles. Q5_K's fifth bits
+// (bit j of qh byte l: sub-block j, value l) are then added as 16 where set.
+inline void nibbles_k4(const uint8_t* packed, __m256i* lo, __m256i* hi) {
+    const __m256i q = load256(packed);
+    const __m256i nibble = _mm256_set1_epi8(0x0F);
+    *lo = _mm256_and_si256(q, nibble);
+    *hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), nibble);
+}
+inline __m256i add_fifth_bit(__m256i q, __m256i qh, int j) {
+    const __mmask32 set = _mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(1 << j)));
+    return _mm256_mask_add_epi8(q, set, q, _mm256_set1_epi8(16));
 }
 
-// Σ_sub min·Σa over the 8 sub-blocks, as 4 int32 lanes.
-inline __m128i min_products_k4(__m128i scales_mins, __m128i pair_sums) {
-    return _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8)), pair_sums);
+// acc + Σ scale·q·a over sub-blocks 2k (`lo`) and 2k+1 (`hi`), 32 values each against the 64
+// activations at `a`; `scales_mins` from unpack_scales_mins_k4. dpbusd sums four products per
+// int32 lane (|sum| ≤ 4·31·128, so it fits int16); packs puts both sub-blocks in one register of
+// words (per 128-bit lane: 4 words of 2k, then 4 of 2k+1), and one dpwssd applies both scales.
+// Against a maddubs + dpwssd per sub-block this needs half the scale shuffles and 3 multiplies
+// instead of 4 (1.08x on Zen 4).
+inline __m256i add_scaled_pair_k4(__m256i acc, __m256i lo, __m256i hi, const int8_t* a, __m256i scales_mins, int k) {
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i sums =
+        _mm256_packs_epi32(_mm256_dpbusd_epi32(zero, lo, load256(a)), _mm256_dpbusd_epi32(zero, hi, load256(a + 32)));
+    // Words s_2k ×4 then s_2k+1 ×4: byte 2k (2k+1) with a zero (0x80) above it.
+    const long long even = static_cast<long long>(0x8000800080008000ULL) + 0x0002000200020002LL * k;
+    const long long odd = even + 0x0001000100010001LL;
+    return _mm256_dpwssd_epi32(acc, sums, _mm256_shuffle_epi8(scales_mins, _mm256_set_epi64x(odd, even, odd, even)));
 }
-inline __m128i min_products_k4(__m128i scales_mins, const int16_t* bsums) {
-    return min_products_k4(scales_mins, pair_bsums_k4(bsums));
+
+// Σ_j m_j·Σa over sub-block j as 8 int32 lanes (lane j: sub-block j): each min as two equal
+// words against bsums 2j and 2j+1 in one madd.
+inline __m256i min_sums_k4(__m256i scales_mins, const int16_t* bsums) {
+    // Per 128-bit lane, words m0 m0 m1 m1 m2 m2 m3 m3 (m4..m7 above): byte 8+j, a zero (0x80) above.
+    const __m256i dup_mins = _mm256_set_epi64x(
+        static_cast<long long>(0x800f800f800e800eULL), static_cast<long long>(0x800d800d800c800cULL),
+        static_cast<long long>(0x800b800b800a800aULL), static_cast<long long>(0x8009800980088008ULL));
+    return _mm256_madd_epi16(load256(bsums), _mm256_shuffle_epi8(scales_mins, dup_mins));
+}
+
+// [fp16(d)·ad, fp16(dmin)·ad, ..]: d and dmin are adjacent fp16s, converted together.
+inline __m128 scale_pair_k4(const uint16_t* d_dmin, float ad) {
+    uint32_t bits;
+    std::memcpy(&bits, d_dmin, sizeof(bits));
+    return _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(bits))), _mm_set1_ps(ad));
+}
+
+// acc += d·Σ, acc_min += dmin·Σmin, for one super-block (the caller returns hsum(acc) − hsum(acc_min)).
+inline void accumulate_k4(__m256& acc, __m256& acc_min, __m256i sumi, __m256i min_sums, __m128 d_dmin) {
+    acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(d_dmin), _mm256_cvtepi32_ps(sumi), acc);
+    acc_min = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(d_dmin)), _mm256_cvtepi32_ps(min_sums), acc_min);
 }
 
 }  // namespace strata::kquant_avx512
