@@ -4,10 +4,11 @@
 # split bit for bit), `strata parity --gpus 0,1 --split tensor` of the fixtures, then the
 # BENCHMARKS.md synthetic Qwen3-30B-A3B all in VRAM: one GPU, layer split, tensor split with NCCL
 # and with the copies all-reduce, and a per-op profile of the tensor split's decode.
-# Usage: scripts/device_tensor_split.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] [PHASE (1|2|3|all)]
+# Usage: scripts/device_tensor_split.sh OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] [PHASE (1|2|3|4|all)]
 # Phase 1: tests, parity, synth, one GPU and tensor split (NCCL); phase 2: layer split, copies,
 # profile, plans; phase 3: uneven budgets, and both splits as on a pair without peer access
-# (STRATA_GPU_PEER=0, NCCL_P2P_DISABLE=1). The model is kept between phases. NCCL comes from the machine: STRATA_NCCL_LIBRARY, or the first
+# (STRATA_GPU_PEER=0, NCCL_P2P_DISABLE=1); phase 4: the split tests again, decode of both splits,
+# and `strata serve` driven by `strata loadgen` on each split. The model is kept between phases. NCCL comes from the machine: STRATA_NCCL_LIBRARY, or the first
 # libnccl.so.2 found under /usr and /opt.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0  # never NVLink multicast
@@ -63,3 +64,13 @@ if [[ $phase == 3 || $phase == all ]]; then
   bench tensor_no_peer --gpus "$gpus" --split tensor -p 512 -n 128 -r 2
   STRATA_GPU_COLLECTIVE=copies bench tensor_copies_no_peer --gpus "$gpus" --split tensor -p 512 -n 128 -r 2
 fi
+if [[ $phase == 4 || $phase == all ]]; then
+  step gpu_tests_4 300 "$bin/strata_gpu_tests" --gtest_filter='*TensorSplit*:*LayerSplit*:*Moe*:*MoE*:*Fused*'
+  grep -E "FAILED|PASSED|Failure" "$out/gpu_tests_4.txt" | head -12
+  [[ -f $model ]] || synth_model
+  bench one_4 --device 0 -p 512 -n 128 -r 2
+  bench tensor_4 --gpus "$gpus" --split tensor -p 512 -n 128 -r 2
+  serve_load layer --gpus "$gpus"
+  serve_load tensor --gpus "$gpus" --split tensor
+fi
+
