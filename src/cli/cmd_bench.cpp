@@ -124,11 +124,11 @@ uint64_t kv_bytes_per_token(uint64_t per_position, int64_t n_gen, int64_t depth)
 }
 
 int run_bench(const BenchOptions& o) {
-    auto file = GgufFile::open(o.model);
-    if (!file) return report_failure("bench", file.status().message());
-    if (o.gpu_profile) gpu::enable_op_profiling(true);  // before loading: the model reads it once
     auto compute = o.device.options();
     if (!compute) return report_failure("bench", compute.status().message());
+    auto file = GgufFile::open(o.model, {}, compute->weights_in_memory ? GgufLoad::Memory : GgufLoad::Map);
+    if (!file) return report_failure("bench", file.status().message());
+    if (o.gpu_profile) gpu::enable_op_profiling(true);  // before loading: the model reads it once
     int64_t n_ctx = 1;
     for (int64_t np : o.n_prompt) n_ctx = std::max(n_ctx, o.depth + np);
     for (int64_t ng : o.n_gen) n_ctx = std::max(n_ctx, o.depth + ng + 1);

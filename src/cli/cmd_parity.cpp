@@ -58,7 +58,7 @@ int run_parity_command(ParityOptions o) {
             STRATA_ASSIGN_OR_RETURN(GpuPlacement p, o.tiers.place(f, opts, 4096, 512));
             placement = std::make_shared<GpuPlacement>(std::move(p));
             return load_model_on(f, opts);
-        });
+        }, compute->weights_in_memory ? GgufLoad::Memory : GgufLoad::Map);
         if (!r) return report_failure("parity", r.status().message());
         if (placement && placement->tiered && !o.json) {
             std::lock_guard lock(*placement->stats_mutex);

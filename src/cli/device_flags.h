@@ -7,6 +7,7 @@
 // CPU; any N > 0 puts every layer on the GPU — per-layer offload comes with the hybrid placement
 // work. When a GPU is chosen, one line on stderr says which card and why. `--kv-type f16|f32`
 // sets the KV cache's element type wherever the model runs; q8_0 keeps the model on the CPU.
+// `--load memory` reads the model file into RAM on huge pages instead of mapping it.
 // `--gpus all|LIST` with `--split layer` (the default when two or more GPUs are listed) splits
 // the model's layers over several GPUs, each planned with its own memory (runtime/gpu_placement.h);
 // `--split-at 24` (or 16,32) fixes the first layer of the second (third...) GPU instead of
@@ -25,12 +26,15 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "backend/gpu/gpu_model.h"
+#include "cli/progress.h"
+#include "gguf/reader.h"
 #include "cli/self_rerun.h"
 #include "device/resolve.h"
 #include "device/self_visibility.h"
@@ -45,6 +49,7 @@ struct DeviceFlags {
     std::string gpus;            // --gpus: empty, "all" or a list
     std::string split = "auto";  // --split: auto (layer with several GPUs), none, layer, tensor
     std::string split_at;        // --split-at: comma-separated first layers of GPUs 2..n
+    std::string load = "mmap";   // --load: mmap or memory (gguf/reader.h)
 
     void add_to(CLI::App& app) {
         app.add_option("--gpus", gpus,
@@ -60,6 +65,10 @@ struct DeviceFlags {
         app.add_option("--ngl,--n-gpu-layers", gpu_layers, "Layers on the GPU (llama.cpp's -ngl): 0 runs on the CPU, any N > 0 all");
         app.add_option("--gpu", gpu, "Deprecated: use --device N (runtime ordinal), --device pci:BUS-ID or --device UUID");
         app.add_option("--kv-type", kv_type, "KV cache type: f16 or f32 (CPU and GPU), q8_0 (CPU only so far)")->capture_default_str();
+        app.add_option("--load", load,
+                       "How the model file is read: mmap (mapped, shared with the page cache) or memory (read into "
+                       "RAM on huge pages: faster CPU decode, costs the read and unshared RAM)")
+            ->capture_default_str();
     }
 
     Result<ComputeOptions> options() const {
@@ -70,6 +79,9 @@ struct DeviceFlags {
         // One flag for both caches: an `auto` run that falls back to the CPU keeps the type asked for.
         o.kv_f16 = kv_type != "f32";
         o.cpu_kv_type = kv_type == "q8_0" ? KvCacheType::Q8_0 : o.kv_f16 ? KvCacheType::F16 : KvCacheType::F32;
+        if (load != "mmap" && load != "memory") return Status::error("--load: expected mmap or memory, got {:?}", load);
+        o.weights_in_memory = load == "memory";
+        if (o.weights_in_memory) show_load_progress();
 
         if (!gpus.empty()) return split_options(o);
         if (!split_at.empty()) return Status::error("--split-at: expected with --gpus (a model split over several GPUs)");
@@ -110,6 +122,19 @@ struct DeviceFlags {
     }
 
 private:
+    // A progress bar per file while --load memory reads it.
+    static void show_load_progress() {
+        set_gguf_load_progress([bar = std::shared_ptr<ProgressBar>()](const std::string& path, uint64_t done,
+                                                                      uint64_t total) mutable {
+            if (!bar) bar = std::make_shared<ProgressBar>("reading " + path);
+            bar->update(done, total);
+            if (done >= total) {
+                bar->finish();
+                bar.reset();
+            }
+        });
+    }
+
     // This process's marker when Strata re-ran it for its chosen card(s) (device/self_visibility.h).
     static std::optional<SelfVisibility> self_rerun() {
         const char* marker = std::getenv(kSelfVisibilityMarker);

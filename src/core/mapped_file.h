@@ -6,6 +6,7 @@
 //   const uint8_t* p = m.data();   // m.size() bytes, valid while m lives
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/status.h"
@@ -15,6 +16,14 @@ namespace strata {
 class MappedFile {
 public:
     static Result<MappedFile> map(const std::string& path);
+    // The whole file read into anonymous memory asking for 2 MiB pages (MADV_HUGEPAGE) instead
+    // of mapped: the CPU kernels stream weights from 4 KiB file pages slower than from huge pages
+    // (bench/results/2026-11-29-cpu-q4k). Costs the read and RAM the page cache cannot reclaim;
+    // the read drops the file's cached pages behind it. `progress(done, total)` after each chunk.
+    // Where transparent huge pages are off the copy still works, on small pages; on Windows the
+    // file is mapped instead.
+    static Result<MappedFile> read_into_memory(const std::string& path,
+                                               const std::function<void(uint64_t, uint64_t)>& progress = nullptr);
 
     MappedFile() = default;
     MappedFile(MappedFile&& other) noexcept;
@@ -34,6 +43,7 @@ private:
     void release();
     const uint8_t* data_ = nullptr;
     uint64_t size_ = 0;
+    uint64_t reserved_ = 0;  // read_into_memory: the anonymous region's length (0: a file mapping)
     std::string path_;
 };
 

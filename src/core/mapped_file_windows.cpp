@@ -46,6 +46,15 @@ Result<MappedFile> MappedFile::map(const std::string& path) {
     return m;
 }
 
+// Large pages on Windows need a privilege most accounts lack (SeLockMemoryPrivilege), so the
+// file stays mapped there; the caller cannot tell the difference but the speed.
+Result<MappedFile> MappedFile::read_into_memory(const std::string& path,
+                                                const std::function<void(uint64_t, uint64_t)>& progress) {
+    STRATA_ASSIGN_OR_RETURN(MappedFile m, map(path));
+    if (progress) progress(m.size(), m.size());
+    return m;
+}
+
 MappedFile::MappedFile(MappedFile&& other) noexcept : data_(other.data_), size_(other.size_), path_(std::move(other.path_)) {
     other.data_ = nullptr;
     other.size_ = 0;

@@ -293,11 +293,27 @@ Result<GgufFile> GgufFile::parse_memory(const uint8_t* data, uint64_t size, cons
     return f;
 }
 
-Result<GgufFile> GgufFile::open(const std::string& path, const GgufLimits& limits) {
+namespace {
+std::function<void(const std::string&, uint64_t, uint64_t)>& load_progress() {
+    static std::function<void(const std::string&, uint64_t, uint64_t)> progress;
+    return progress;
+}
+}  // namespace
+
+void set_gguf_load_progress(std::function<void(const std::string& path, uint64_t done, uint64_t total)> progress) {
+    load_progress() = std::move(progress);
+}
+
+Result<GgufFile> GgufFile::open(const std::string& path, const GgufLimits& limits, GgufLoad load) {
     GgufFile f;
     f.path_ = path;
     auto map_part = [&](const std::string& p) -> Status {
-        STRATA_ASSIGN_OR_RETURN(MappedFile m, MappedFile::map(p));
+        const auto& progress = load_progress();
+        STRATA_ASSIGN_OR_RETURN(MappedFile m, load == GgufLoad::Memory
+                                                  ? MappedFile::read_into_memory(p, [&](uint64_t done, uint64_t total) {
+                                                        if (progress) progress(p, done, total);
+                                                    })
+                                                  : MappedFile::map(p));
         auto part = std::make_unique<Part>();
         part->data = m.data();
         part->size = m.size();

@@ -9,6 +9,7 @@
 //   const uint8_t* bytes = gguf.tensor_data(*t);   // t->n_bytes bytes, in the mapped file
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -52,12 +53,19 @@ struct GgufLimits {
     uint64_t max_metadata_entries = uint64_t(1) << 20;
 };
 
+// How GgufFile::open brings in a file's bytes (--load): mapped (nothing read until used, the page
+// cache shared with other processes), or read into memory on huge pages
+// (MappedFile::read_into_memory), which CPU decode streams weights from faster.
+enum class GgufLoad { Map, Memory };
+// Called as a file is read into memory (GgufLoad::Memory): a progress bar for tens of GB.
+void set_gguf_load_progress(std::function<void(const std::string& path, uint64_t done, uint64_t total)> progress);
+
 class GgufFile {
 public:
     // Opens `path`. When the file carries `split.count` > 1 (or its name has the
     // `-0000N-of-0000M.gguf` form), the other parts are found beside it and their tensors joined
     // into one index; metadata comes from the first part.
-    static Result<GgufFile> open(const std::string& path, const GgufLimits& limits = {});
+    static Result<GgufFile> open(const std::string& path, const GgufLimits& limits = {}, GgufLoad load = GgufLoad::Map);
     // Parses a file already in memory (used by the fuzz target and tests). `data` must outlive the
     // returned object; no split handling.
     static Result<GgufFile> parse_memory(const uint8_t* data, uint64_t size, const std::string& name,

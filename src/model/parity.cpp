@@ -11,8 +11,8 @@
 namespace strata {
 
 Result<ParityReport> run_parity(const std::string& model_path, const std::string& ref_path, int64_t chunk,
-                                ThreadPool& pool, const ModelLoader& load) {
-    STRATA_ASSIGN_OR_RETURN(GgufFile model_file, GgufFile::open(model_path));
+                                ThreadPool& pool, const ModelLoader& load, GgufLoad file_load) {
+    STRATA_ASSIGN_OR_RETURN(GgufFile model_file, GgufFile::open(model_path, {}, file_load));
     STRATA_ASSIGN_OR_RETURN(GgufFile ref, GgufFile::open(ref_path));
     const GgufTensorInfo* tokens_info = ref.tensor("tokens");
     const GgufTensorInfo* logits_info = ref.tensor("logits");

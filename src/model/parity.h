@@ -47,7 +47,8 @@ class Model;
 using ModelLoader = std::function<Result<std::unique_ptr<Model>>(const GgufFile&)>;
 
 // chunk = 0 feeds all tokens as one batch; chunk = k feeds them k at a time through the KV cache.
+// `file_load`: how the model file is opened (--load).
 Result<ParityReport> run_parity(const std::string& model_path, const std::string& ref_path, int64_t chunk,
-                                ThreadPool& pool, const ModelLoader& load = nullptr);
+                                ThreadPool& pool, const ModelLoader& load = nullptr, GgufLoad file_load = GgufLoad::Map);
 
 }  // namespace strata

@@ -8,7 +8,8 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path, 
                                                       const ComputeOptions& compute) {
     const auto start = std::chrono::steady_clock::now();
     auto lm = std::make_unique<LoadedModel>();
-    STRATA_ASSIGN_OR_RETURN(lm->file, GgufFile::open(path));
+    STRATA_ASSIGN_OR_RETURN(lm->file,
+                            GgufFile::open(path, {}, compute.weights_in_memory ? GgufLoad::Memory : GgufLoad::Map));
     STRATA_ASSIGN_OR_RETURN(lm->model, load_model_on(lm->file, compute));
     STRATA_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(lm->file));
     if (tok.vocab_size() != lm->model->config().n_vocab) {

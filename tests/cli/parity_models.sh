@@ -2,7 +2,7 @@
 # `strata parity` on every reference model in both modes (batch and token-by-token decode), as a
 # user would run it, with the f32, f16 and q8_0 KV caches (`--kv-type`); plus the GPU backend, which
 # must pass on a GPU machine and skip (exit 0) elsewhere. Thresholds are the command's defaults
-# (NMSE 1e-4, top-1 90%).
+# (NMSE 1e-4, top-1 90%). Also the model read into memory (`--load memory`).
 set -euo pipefail
 strata="$1"
 data="${STRATA_TESTDATA:-$2}"
@@ -24,4 +24,10 @@ if out=$("$strata" parity "${refs[0]%.ref.gguf}.gguf" "${refs[0]}" --kv-type q4 
   echo "FAIL: --kv-type q4 must fail" >&2; exit 1
 fi
 [[ $out == *"expected f16, f32 or q8_0"* ]] || { echo "FAIL: --kv-type q4: $out" >&2; exit 1; }
+# The model read into memory (--load memory) gives the mapped model's results; a bad mode is refused.
+"$strata" parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --mode both -t 2 --load memory
+if out=$("$strata" parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --load disk 2>&1); then
+  echo "FAIL: --load disk must fail" >&2; exit 1
+fi
+[[ $out == *"--load: expected mmap or memory"* ]] || { echo "FAIL: --load disk: $out" >&2; exit 1; }
 "$strata" parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --backend gpu --mode both

@@ -46,6 +46,9 @@ struct ComputeOptions {
     ComputeDevice device = ComputeDevice::Cpu;
     int gpu_ordinal = 0;       // the runtime's device number
     bool kv_f16 = true;        // GPU KV cache in f16 (as llama.cpp); false: f32
+    // --load memory: the model file read into RAM on huge pages instead of mapped (gguf/reader.h),
+    // for the weights the CPU reads (CPU runs, and experts outside VRAM).
+    bool weights_in_memory = false;
     // The KV cache of a model that runs on the CPU: f16 as on the GPU, since the CPU attention
     // reads half the bytes with the same arithmetic and measured faster (f32: exact, for references).
     KvCacheType cpu_kv_type = KvCacheType::F16;
