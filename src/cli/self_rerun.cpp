@@ -5,11 +5,16 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include "cli/command.h"
 
-#if !defined(_WIN32)
+#if defined(_WIN32)
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#else
 #include <unistd.h>
 #endif
 
@@ -20,9 +25,54 @@ bool self_visibility_disabled() {
     return v && std::strcmp(v, "0") != 0 && *v != '\0';
 }
 
+#if defined(_WIN32)
+namespace {
+// Windows has no exec: the same executable runs again as a child on this console (the handles
+// are inherited, so its output and input are the user's), with the variables set in the
+// environment it inherits; this process waits and exits with the child's code. Ctrl+C reaches
+// every process of the console, so the parent ignores it while the child (a server shutting down
+// cleanly) handles it. False, after saying why, when the child cannot be started.
+bool rerun_as_child(const SelfVisibility& visibility) {
+    wchar_t exe[32768];
+    const DWORD n = GetModuleFileNameW(nullptr, exe, static_cast<DWORD>(std::size(exe)));
+    if (n == 0 || n >= std::size(exe)) {
+        fmt::print(stderr, "strata: could not find its own executable (error {}); every card stays visible\n", GetLastError());
+        return false;
+    }
+    if (!SetEnvironmentVariableA(visibility.variable.c_str(), visibility.value.c_str()) ||
+        !SetEnvironmentVariableA(kSelfVisibilityMarker, visibility.marker().c_str())) {
+        fmt::print(stderr, "strata: could not set {} for itself (error {}); every card stays visible\n", visibility.variable,
+                   GetLastError());
+        return false;
+    }
+    std::wstring command_line = GetCommandLineW();  // as typed, quoting included; CreateProcessW may write to it
+    STARTUPINFOW startup{};
+    startup.cb = sizeof(startup);
+    PROCESS_INFORMATION child{};
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (!CreateProcessW(exe, command_line.data(), nullptr, nullptr, TRUE, 0, nullptr, nullptr, &startup, &child)) {
+        const DWORD error = GetLastError();
+        SetEnvironmentVariableA(visibility.variable.c_str(), nullptr);
+        SetEnvironmentVariableA(kSelfVisibilityMarker, nullptr);
+        fmt::print(stderr, "strata: could not re-run itself with {}={} (error {}); every card stays visible\n",
+                   visibility.variable, visibility.value, error);
+        return false;
+    }
+    SetConsoleCtrlHandler(nullptr, TRUE);
+    WaitForSingleObject(child.hProcess, INFINITE);
+    DWORD code = 1;
+    GetExitCodeProcess(child.hProcess, &code);
+    CloseHandle(child.hThread);
+    CloseHandle(child.hProcess);
+    ExitProcess(code);
+}
+}  // namespace
+#endif
+
 void rerun_with_visibility(const SelfVisibility& visibility) {
 #if defined(_WIN32)
-    static_cast<void>(visibility);  // no exec that keeps the console; the runtime sees every card
+    rerun_as_child(visibility);
 #else
     const std::vector<std::string>& args = process_arguments();
     if (args.empty()) return;
