@@ -14,7 +14,10 @@
 
 namespace strata {
 
-Result<MappedFile> MappedFile::map(const std::string& path) {
+namespace {
+// The file open for reading, and its size; an error naming the path for a missing file or a
+// directory (`what`: "map" or "read").
+Result<int> open_regular_file(const std::string& path, const char* what, uint64_t* size) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return Status::error("cannot open {}: {} (check the path and that the file is readable)", path,
@@ -23,11 +26,17 @@ Result<MappedFile> MappedFile::map(const std::string& path) {
     struct stat st {};
     if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
         ::close(fd);
-        return Status::error("cannot map {}: expected a regular file", path);
+        return Status::error("cannot {} {}: expected a regular file", what, path);
     }
+    *size = static_cast<uint64_t>(st.st_size);
+    return fd;
+}
+}  // namespace
+
+Result<MappedFile> MappedFile::map(const std::string& path) {
     MappedFile m;
+    STRATA_ASSIGN_OR_RETURN(const int fd, open_regular_file(path, "map", &m.size_));
     m.path_ = path;
-    m.size_ = static_cast<uint64_t>(st.st_size);
     if (m.size_ > 0) {
         void* p = ::mmap(nullptr, static_cast<size_t>(m.size_), PROT_READ, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED) {
@@ -43,20 +52,10 @@ Result<MappedFile> MappedFile::map(const std::string& path) {
 
 Result<MappedFile> MappedFile::read_into_memory(const std::string& path,
                                                 const std::function<void(uint64_t, uint64_t)>& progress) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return Status::error("cannot open {}: {} (check the path and that the file is readable)", path,
-                             std::strerror(errno));
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-        ::close(fd);
-        return Status::error("cannot read {}: expected a regular file", path);
-    }
-    constexpr uint64_t kHugePage = uint64_t(2) << 20;
     MappedFile m;
+    STRATA_ASSIGN_OR_RETURN(const int fd, open_regular_file(path, "read", &m.size_));
     m.path_ = path;
-    m.size_ = static_cast<uint64_t>(st.st_size);
+    constexpr uint64_t kHugePage = uint64_t(2) << 20;
     m.reserved_ = std::max<uint64_t>(kHugePage, (m.size_ + kHugePage - 1) / kHugePage * kHugePage);
     // One huge page more than needed, so the start can be aligned to one.
     const uint64_t span = m.reserved_ + kHugePage;

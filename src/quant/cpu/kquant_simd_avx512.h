@@ -70,24 +70,9 @@ inline float hsum(__m256 v) {
 // unpack and the paired scaling below, 1.45x (Q5_K 1.35x; bench/results/2026-11-29-cpu-q4k).
 // Not yet measured on the device's Xeon, whose 512-bit kernel was port-5 bound.
 
-// Q4_K/Q5_K's 12 packed bytes (layout in get_scale_min_k4, quant/k_quant_search.h) → bytes 0-7:
-// the 8 scales, bytes 8-15: the 8 mins, in both 128-bit lanes, so that one in-lane pshufb with
-// zeroing turns them into any int16 arrangement (add_scaled_pair_k4, min_sums_k4). With 32-bit
-// words w0..w2: scales 0-3 = w0 & 0x3f, mins 0-3 = w1 & 0x3f, scales 4-7 = (w2 & 0x0f) |
-// ((w0 >> 2) & 0x30), mins 4-7 = ((w2 >> 4) & 0x0f) | ((w1 >> 2) & 0x30). Reads 16 bytes (the 4
-// after `packed` are the block's first quants). The scalar form of this, moved into a vector by
-// vmovd/vpinsrd, then widened and broadcast, cost about a fifth of the kernel's time.
-inline __m256i unpack_scales_mins_k4(const uint8_t* packed) {
-    const __m256i v = _mm256_broadcastsi128_si256(load128(packed));
-    const __m256i a = _mm256_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));  // w0 w2 w1 w2
-    const __m256i b = _mm256_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));  // w0 w0 w1 w1
-    const __m256i low = _mm256_and_si256(_mm256_srlv_epi32(a, _mm256_set_epi32(4, 0, 0, 0, 4, 0, 0, 0)),
-                                         _mm256_set_epi32(0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f,
-                                                          0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f));
-    const __m256i high = _mm256_and_si256(_mm256_srli_epi32(b, 2),
-                                          _mm256_set_epi32(0x30303030, 0, 0x30303030, 0, 0x30303030, 0, 0x30303030, 0));
-    return _mm256_or_si256(low, high);
-}
+// Q4_K/Q5_K helpers both ISAs share (AVX2 + F16C + FMA only), compiled in this namespace with
+// this file's target flags.
+#include "quant/cpu/kquant_k4_shared.inc"
 
 // Sub-blocks 2k and 2k+1 of 32 packed bytes: the low and the high nibbles. Q5_K's fifth bits
 // (bit j of qh byte l: sub-block j, value l) are then added as 16 where set.
@@ -118,27 +103,6 @@ inline __m256i add_scaled_pair_k4(__m256i acc, __m256i lo, __m256i hi, const int
     return _mm256_dpwssd_epi32(acc, sums, _mm256_shuffle_epi8(scales_mins, _mm256_set_epi64x(odd, even, odd, even)));
 }
 
-// Σ_j m_j·Σa over sub-block j as 8 int32 lanes (lane j: sub-block j): each min as two equal
-// words against bsums 2j and 2j+1 in one madd.
-inline __m256i min_sums_k4(__m256i scales_mins, const int16_t* bsums) {
-    // Per 128-bit lane, words m0 m0 m1 m1 m2 m2 m3 m3 (m4..m7 above): byte 8+j, a zero (0x80) above.
-    const __m256i dup_mins = _mm256_set_epi64x(
-        static_cast<long long>(0x800f800f800e800eULL), static_cast<long long>(0x800d800d800c800cULL),
-        static_cast<long long>(0x800b800b800a800aULL), static_cast<long long>(0x8009800980088008ULL));
-    return _mm256_madd_epi16(load256(bsums), _mm256_shuffle_epi8(scales_mins, dup_mins));
-}
 
-// [fp16(d)·ad, fp16(dmin)·ad, ..]: d and dmin are adjacent fp16s, converted together.
-inline __m128 scale_pair_k4(const uint16_t* d_dmin, float ad) {
-    uint32_t bits;
-    std::memcpy(&bits, d_dmin, sizeof(bits));
-    return _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(bits))), _mm_set1_ps(ad));
-}
-
-// acc += d·Σ, acc_min += dmin·Σmin, for one super-block (the caller returns hsum(acc) − hsum(acc_min)).
-inline void accumulate_k4(__m256& acc, __m256& acc_min, __m256i sumi, __m256i min_sums, __m128 d_dmin) {
-    acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(d_dmin), _mm256_cvtepi32_ps(sumi), acc);
-    acc_min = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(d_dmin)), _mm256_cvtepi32_ps(min_sums), acc_min);
-}
 
 }  // namespace strata::kquant_avx512
