@@ -7,9 +7,8 @@
 #include <pthread.h>
 #include <sched.h>
 #endif
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
+
+#include "core/spin_wait.h"
 
 namespace strata {
 
@@ -33,30 +32,6 @@ std::pair<int64_t, int64_t> split_range(int64_t n, int index, int count) {
     return {begin, end};
 }
 
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#endif
-}
-
-// Polls `done` until it returns true or `spin_time` passes; says which. The default spin time
-// (Options::spin_us) covers the serial work between two parallel_for calls of a decode step
-// (norms, rope, routing: tens of microseconds) and still gives an idle pool's cores back at once.
-template <typename Done>
-bool spin_until(Done done, std::chrono::microseconds spin_time) {
-    if (spin_time.count() <= 0) return done();
-    const auto deadline = std::chrono::steady_clock::now() + spin_time;
-    for (;;) {
-        for (int i = 0; i < 64; ++i) {
-            if (done()) return true;
-            cpu_relax();
-        }
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        // On a machine with other runnable work, hand the core over between polls (it may be the
-        // thread we are waiting for); with nothing else runnable this returns at once.
-        std::this_thread::yield();
-    }
-}
 }  // namespace
 
 int ThreadPool::hardware_threads() {

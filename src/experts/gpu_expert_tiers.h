@@ -48,7 +48,8 @@ struct GpuExpertTierStats {
     uint64_t bytes_cpu = 0;        // expert bytes the CPU read
     double seconds_wait_gpu = 0;   // host waiting for the GPU's routing (the GPU's share of a layer)
     double seconds_cpu = 0;        // host computing CPU experts (overlaps the GPU and the copies)
-    double seconds_plan = 0;       // host bookkeeping: grouping, decisions, plan uploads
+    double seconds_plan = 0;       // host bookkeeping: grouping, decisions, plan upload, launches (runs
+                                   // while the CPU lane computes, when the GPU has a part too)
     double cpu_expert_us = 0;      // the CPU cost model: one expert, one token (measured at the first step)
     double cpu_token_us = 0;       // ... each further token of the same expert
     double cpu_cost_scale = 1;     // ... times this correction learnt from the steps since

@@ -14,6 +14,7 @@
 #include "backend/cpu/ops.h"
 #include "backend/gpu/gpu_ops.h"
 #include "core/aligned_buffer.h"
+#include "core/background_task.h"
 #include "experts/expert_policy.h"
 #include "experts/expert_store.h"
 #include "experts/gpu_expert_tiers.h"
@@ -61,6 +62,20 @@ struct DeviceArray {
             STRATA_CHECK(static_cast<bool>(buffer), error.c_str());
         }
         return buffer.as<T>();
+    }
+};
+
+// Where the parts of a step's GPU plan lie in its one buffer (bytes; every value is 4 bytes): the
+// sorted pair positions, the tile table (3 values a tile), the tile count of each launch set and
+// the pairs' combine weights (zero for the CPU lane's pairs).
+struct PlanLayout {
+    uint64_t sorted = 0, tiles = 0, counts = 0, weights = 0, bytes = 0;
+    PlanLayout(int64_t pairs, int64_t max_tiles, int64_t max_sets) {
+        const auto values = [](int64_t count) { return align_up(static_cast<uint64_t>(count) * 4, 64); };
+        tiles = sorted + values(pairs);
+        counts = tiles + values(3 * max_tiles + 64);
+        weights = counts + values(max_sets);
+        bytes = weights + values(pairs);
     }
 };
 
@@ -162,11 +177,17 @@ public:
         if (!calibrated_) calibrate(L, e, cpu);
 
         // 1. The routing, and the normed input the CPU lane may need, come to the host.
-        int32_t* ids = host_ids_.get<int32_t>(static_cast<uint64_t>(pairs));
-        float* weights = host_weights_.get<float>(static_cast<uint64_t>(pairs));
+        // Ids and weights side by side on the GPU (as the transformer keeps them) come in one copy.
+        int32_t* ids = host_ids_.get<int32_t>(static_cast<uint64_t>(2 * pairs));
+        const auto bytes = static_cast<uint64_t>(pairs) * sizeof(int32_t);
+        float* weights = reinterpret_cast<float*>(ids + pairs);
+        if (static_cast<const void*>(step.weights) == static_cast<const void*>(step.ids + pairs)) {
+            g.download(ids, step.ids, 2 * bytes);
+        } else {
+            g.download(ids, step.ids, bytes);
+            g.download(weights, step.weights, bytes);
+        }
         float* h = host_h_.get<float>(static_cast<uint64_t>(n * e));
-        g.download(ids, step.ids, static_cast<uint64_t>(pairs) * sizeof(int32_t));
-        g.download(weights, step.weights, static_cast<uint64_t>(pairs) * sizeof(float));
         g.download(h, step.h, static_cast<uint64_t>(n * e) * sizeof(float));
         const auto t_wait = Clock::now();
         g.synchronize();
@@ -190,14 +211,34 @@ public:
         }
         choose_cpu_lane(L);
 
+        // The CPU lane starts now, on its own thread (which drives the thread pool), when the GPU
+        // has a part too: it runs while this thread plans and queues the GPU's part, instead of
+        // after it. Nothing it reads or writes is touched here until it is awaited.
+        const bool cpu_part = !cpu_lane_.empty();
+        const bool overlap = cpu_part && (!hits_.empty() || !stream_lane_.empty());
+        float* cpu_out = cpu_part ? host_cpu_out_.get<float>(static_cast<uint64_t>(n * e)) : nullptr;
+        double cpu_s = 0.0;
+        auto run_cpu_lane = [&] {
+            const auto t_cpu = Clock::now();
+            compute_on_cpu(L, h, weights, n, e, cpu_out, cpu);
+            cpu_s = seconds_since(t_cpu);
+        };
+        if (overlap) {
+            if (!cpu_lane_task_) cpu_lane_task_ = std::make_unique<BackgroundTask>(cpu.pool().spin_us());
+            cpu_lane_task_->start(run_cpu_lane);
+        }
+
         // 3. The GPU's plan: sorted pair positions, tiles of up to tile_width pairs of one slot, one launch set for the hits and one per streamed chunk.
         const int64_t half = static_cast<int64_t>(staging_count_ / 2);
         std::vector<LaunchSet>& sets = sets_;
         sets.clear();
-        int32_t* sorted = host_sorted_.get<int32_t>(static_cast<uint64_t>(pairs));
         const int64_t max_tiles = pairs + static_cast<int64_t>(used_.size());
-        int32_t* tiles = host_tiles_.get<int32_t>(static_cast<uint64_t>(3 * max_tiles + 64));
-        float* gpu_weights = host_gpu_weights_.get<float>(static_cast<uint64_t>(pairs));
+        // The plan goes up in one copy (each copy is an API call on the step's critical path).
+        const PlanLayout layout(pairs, max_tiles, static_cast<int64_t>(used_.size()) + 1);
+        uint8_t* plan_host = host_plan_.get<uint8_t>(layout.bytes);
+        auto* sorted = reinterpret_cast<int32_t*>(plan_host + layout.sorted);
+        auto* tiles = reinterpret_cast<int32_t*>(plan_host + layout.tiles);
+        auto* gpu_weights = reinterpret_cast<float*>(plan_host + layout.weights);
         std::fill(gpu_weights, gpu_weights + pairs, 0.0f);
         int64_t n_sorted = 0, n_tiles = 0;
         // Prompt batches use the wide-tile kernel, as the all-in-VRAM forward does.
@@ -247,19 +288,17 @@ public:
         // 4. Queue the GPU part: plan upload, the copies (copy stream), the launches.
         void* stream = g.stream();
         const bool gpu_part = n_sorted > 0;
-        const bool cpu_part = !cpu_lane_.empty();
         float* out = nullptr;
+        const float* d_weights = nullptr;
         if (gpu_part) {
-            int32_t* d_sorted = dev_sorted_.get<int32_t>(g.pool(), static_cast<uint64_t>(pairs));
-            int32_t* d_tiles = dev_tiles_.get<int32_t>(g.pool(), static_cast<uint64_t>(3 * max_tiles + 64));
-            int32_t* d_counts = dev_counts_.get<int32_t>(g.pool(), sets.size());
-            float* d_weights = dev_weights_.get<float>(g.pool(), static_cast<uint64_t>(pairs));
-            int32_t* counts = host_counts_.get<int32_t>(sets.size());
+            auto* counts = reinterpret_cast<int32_t*>(plan_host + layout.counts);
             for (size_t s = 0; s < sets.size(); ++s) counts[s] = static_cast<int32_t>(sets[s].tiles);
-            g.upload(d_sorted, sorted, static_cast<uint64_t>(n_sorted) * sizeof(int32_t));
-            g.upload(d_tiles, tiles, static_cast<uint64_t>(3 * n_tiles) * sizeof(int32_t));
-            g.upload(d_counts, counts, sets.size() * sizeof(int32_t));
-            g.upload(d_weights, gpu_weights, static_cast<uint64_t>(pairs) * sizeof(float));
+            uint8_t* d_plan = dev_plan_.get<uint8_t>(g.pool(), layout.bytes);
+            g.upload(d_plan, plan_host, layout.bytes);
+            auto* d_sorted = reinterpret_cast<int32_t*>(d_plan + layout.sorted);
+            auto* d_tiles = reinterpret_cast<int32_t*>(d_plan + layout.tiles);
+            auto* d_counts = reinterpret_cast<int32_t*>(d_plan + layout.counts);
+            d_weights = reinterpret_cast<const float*>(d_plan + layout.weights);
             float* gate = dev_gate_.get<float>(g.pool(), static_cast<uint64_t>(n_sorted * ff));
             float* up = dev_up_.get<float>(g.pool(), static_cast<uint64_t>(n_sorted * ff));
             // Int8 activations (narrow tiles: the matrix-vector kernel; wide ones: the MMQ tiles,
@@ -321,25 +360,28 @@ public:
             // by the combine.
             if (L.down_bias) gpu::gpu_moe_add_expert_bias(out, step.ids, pairs, e, L.down_bias.as<float>(), g);
             chunk_counter_ += chunks;
+            experts_done_.record(stream);
         }
         const double plan_s = seconds_since(t_start) - wait_s;
 
-        // 5. The CPU part, while the GPU computes and the copies run.
-        const auto t_cpu = Clock::now();
+        // 5. The CPU part (started above, or run here when it is the only part), while the GPU
+        // computes and the copies run.
+        float* d_cpu_out = nullptr;
         if (cpu_part) {
-            float* cpu_out = host_cpu_out_.get<float>(static_cast<uint64_t>(n * e));
-            compute_on_cpu(L, h, weights, n, e, cpu_out, cpu);
-            float* d_cpu_out = dev_cpu_out_.get<float>(g.pool(), static_cast<uint64_t>(n * e));
+            if (overlap) cpu_lane_task_->wait();
+            else run_cpu_lane();
+            d_cpu_out = dev_cpu_out_.get<float>(g.pool(), static_cast<uint64_t>(n * e));
             g.upload(d_cpu_out, cpu_out, static_cast<uint64_t>(n * e) * sizeof(float));
-            gpu::gpu_add(step.x, d_cpu_out, n * e, g);
         }
-        const double cpu_s = seconds_since(t_cpu);
-        update_decode_share(cpu_s);
+        update_decode_share(!gpu_part || experts_done_.done());
         // The GPU's experts are combined into x fused with the next block's norm, as in the
-        // all-resident forward (same kernel, same bits when every expert ran on the GPU).
+        // all-resident forward (same kernel, same bits when every expert ran on the GPU); the CPU
+        // lane's sum is added in the same pass.
         if (gpu_part) {
-            gpu::gpu_moe_combine_rms_norm(out, dev_weights_.buffer.as<float>(), n, k, e, step.x, step.next_norm, step.eps,
-                                          step.h_next, g, step.hq_next);
+            gpu::gpu_moe_combine_rms_norm(out, d_weights, n, k, e, step.x, step.next_norm, step.eps,
+                                          step.h_next, g, step.hq_next, d_cpu_out);
+        } else if (d_cpu_out) {
+            gpu::gpu_add_rms_norm(step.x, d_cpu_out, step.next_norm, n, e, step.eps, step.h_next, g, step.hq_next);
         } else {
             gpu::gpu_rms_norm(step.x, step.next_norm, n, e, step.eps, step.h_next, g, step.hq_next);
         }
@@ -455,15 +497,17 @@ private:
         std::sort(stream_lane_.begin(), stream_lane_.end());
         for (int32_t x : cpu_lane_) cpu_pairs_ += by_expert_[static_cast<size_t>(x)].size();
         predicted_cpu_s_ = decode_step_ ? 0.0 : cpu_total;
-        predicted_stream_s_ = copy_one * static_cast<double>(stream_lane_.size());
     }
 
-    // Moves the decode share toward the lane that finished first: a CPU lane faster than the
-    // link's copies takes a bigger share next time, a slower one a smaller.
-    void update_decode_share(double cpu_seconds) {
+    // Moves the decode share toward the lane that finished first: a CPU lane done while the
+    // GPU's part (the copies and the products after them) still ran takes a bigger share next
+    // time, one that finished last a smaller. Asking the GPU, rather than comparing with the
+    // link's modelled copy time, also counts what the model leaves out: the time to queue the
+    // copies and the GPU's own products.
+    void update_decode_share(bool gpu_part_done) {
         if (!decode_step_) return;
         const double step = 0.02;
-        if (cpu_seconds < predicted_stream_s_) decode_cpu_share_ = std::min(1.0, decode_cpu_share_ + step);
+        if (!gpu_part_done) decode_cpu_share_ = std::min(1.0, decode_cpu_share_ + step);
         else decode_cpu_share_ = std::max(0.0, decode_cpu_share_ - step);
     }
 
@@ -653,11 +697,13 @@ private:
     }
 
     GpuExpertTierOptions options_;
+    std::unique_ptr<BackgroundTask> cpu_lane_task_;  // the CPU lane's thread, made at first use
     int ordinal_;
     gpu::GpuStream copy_stream_;
     gpu::CopyBatch copies_;
     gpu::HostRegistration registration_;
     gpu::GpuEvent step_done_, half_free_[2], half_copied_[2];
+    gpu::GpuEvent experts_done_;  // the GPU's part of the step's experts (for update_decode_share)
     std::vector<TierLayer> layers_;
     std::vector<int32_t> layer_index_;  // model layer → position in layers_, or -1
     uint32_t n_expert_ = 0;
@@ -672,7 +718,7 @@ private:
     double link_gbps_ = 10.0;
     bool calibrated_ = false;
     double cpu_expert_s_ = 1e-4, cpu_token_s_ = 1e-5, cpu_scale_ = 1.0, predicted_cpu_s_ = 0.0;
-    double decode_cpu_share_ = 0.5, predicted_stream_s_ = 0.0;
+    double decode_cpu_share_ = 0.5;
     bool decode_step_ = false;
 
     // Per-step scratch, reused.
@@ -684,9 +730,8 @@ private:
     std::vector<uint32_t> residents_;
     std::vector<LaunchSet> sets_;
     std::vector<MatmulJob> gate_up_jobs_, down_jobs_;
-    PinnedArray host_ids_, host_weights_, host_h_, host_sorted_, host_tiles_, host_gpu_weights_, host_counts_,
-        host_cpu_out_;
-    DeviceArray dev_sorted_, dev_tiles_, dev_counts_, dev_weights_, dev_gate_, dev_up_, dev_out_, dev_cpu_out_, dev_gate_q8_;
+    PinnedArray host_ids_, host_h_, host_plan_, host_cpu_out_;
+    DeviceArray dev_plan_, dev_gate_, dev_up_, dev_out_, dev_cpu_out_, dev_gate_q8_;
     struct FloatScratch {
         AlignedBuffer buffer;
         float* get(size_t count) {

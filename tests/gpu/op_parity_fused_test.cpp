@@ -107,19 +107,23 @@ TEST_F(GpuFused, AddRmsNorm) {
     }
 }
 
+// With an addend (the expert tiers' CPU lane result) x = (x + addend) + Σ w·out, as gpu_add then
+// the combine.
 TEST_F(GpuFused, MoeCombineRmsNorm) {
     std::mt19937 rng(13);
-    struct Shape { int64_t n_tokens, k, n; };
-    for (const Shape s : {Shape{1, 8, 2048}, Shape{5, 4, 256}}) {
+    struct Shape { int64_t n_tokens, k, n; bool addend; };
+    for (const Shape s : {Shape{1, 8, 2048, false}, Shape{5, 4, 256, false}, Shape{1, 8, 2048, true}, Shape{3, 4, 256, true}}) {
         const std::vector<float> x = random_floats(rng, static_cast<size_t>(s.n_tokens * s.n), 2.0f);
         const std::vector<float> expert_out = random_floats(rng, static_cast<size_t>(s.n_tokens * s.k * s.n));
         const std::vector<float> weights = random_floats(rng, static_cast<size_t>(s.n_tokens * s.k));
         const std::vector<float> norm = random_floats(rng, static_cast<size_t>(s.n));
+        const std::vector<float> addend = random_floats(rng, x.size());
         std::vector<float> want_x = x, want(x.size());
         for (int64_t t = 0; t < s.n_tokens; ++t) {
             for (int64_t d = 0; d < s.n; ++d) {
                 float sum = 0.0f;
                 for (int64_t j = 0; j < s.k; ++j) sum += weights[t * s.k + j] * expert_out[(t * s.k + j) * s.n + d];
+                if (s.addend) want_x[t * s.n + d] += addend[static_cast<size_t>(t * s.n + d)];
                 want_x[t * s.n + d] += sum;
             }
         }
@@ -127,8 +131,8 @@ TEST_F(GpuFused, MoeCombineRmsNorm) {
         float* dx = to_device(x);
         float* out = device_zeros<float>(x.size());
         gpu::gpu_moe_combine_rms_norm(to_device(expert_out), to_device(weights), s.n_tokens, s.k, s.n, dx, to_device(norm),
-                                      1e-6f, out, ctx());
-        const std::string what = fmt::format("n={} top {} [{}]", s.n_tokens, s.k, s.n);
+                                      1e-6f, out, ctx(), nullptr, s.addend ? to_device(addend) : nullptr);
+        const std::string what = fmt::format("n={} top {} [{}]{}", s.n_tokens, s.k, s.n, s.addend ? " + addend" : "");
         EXPECT_NMSE("moe_combine_rms_norm x " + what, from_device(dx, x.size()), want_x, 1e-12);
         EXPECT_NMSE("moe_combine_rms_norm out " + what, from_device(out, x.size()), want, 1e-11);
     }

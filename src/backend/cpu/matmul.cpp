@@ -16,6 +16,7 @@ namespace {
 // Rows are handed out in blocks so a block of weight rows stays in cache while it meets every
 // token of the job.
 constexpr int64_t kRowBlock = 16;
+constexpr int64_t kQuantizeInlineValues = 16384;
 
 struct PreparedJob {
     const uint8_t* weights;     // first row of the matrix
@@ -103,16 +104,21 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
         if (act_owner[j] != j) continue;
         for (int64_t t = 0; t < jobs[j].n_tokens; ++t) rows_to_quantize.emplace_back(j, t);
     }
-    if (!rows_to_quantize.empty()) {
-        ctx.pool().parallel_for(static_cast<int64_t>(rows_to_quantize.size()), [&](int64_t r0, int64_t r1, int) {
-            for (int64_t r = r0; r < r1; ++r) {
-                auto [j, t] = rows_to_quantize[static_cast<size_t>(r)];
-                const PreparedJob& p = prepared[j];
-                const QuantizeRowFn quantize = quant_traits(quant_traits(jobs[j].w->type).dot_type).quantize_row;
-                quantize(jobs[j].x + t * p.n_in, act_buf + act_offset[j] + static_cast<uint64_t>(t) * p.act_row_bytes, p.n_in);
-            }
-        });
-    }
+    const auto quantize_rows = [&](int64_t r0, int64_t r1, int) {
+        for (int64_t r = r0; r < r1; ++r) {
+            auto [j, t] = rows_to_quantize[static_cast<size_t>(r)];
+            const PreparedJob& p = prepared[j];
+            const QuantizeRowFn quantize = quant_traits(quant_traits(jobs[j].w->type).dot_type).quantize_row;
+            quantize(jobs[j].x + t * p.n_in, act_buf + act_offset[j] + static_cast<uint64_t>(t) * p.act_row_bytes, p.n_in);
+        }
+    };
+    // A few rows (a decode step's expert inputs: k rows of a few thousand values, a microsecond
+    // each) are quantized here: waking the pool and waiting for it would cost more.
+    const auto n_quantize = static_cast<int64_t>(rows_to_quantize.size());
+    int64_t values_to_quantize = 0;
+    for (const auto& [j, t] : rows_to_quantize) values_to_quantize += prepared[j].n_in;
+    if (values_to_quantize <= kQuantizeInlineValues) quantize_rows(0, n_quantize, 0);
+    else ctx.pool().parallel_for(n_quantize, quantize_rows);
     for (size_t j = 0; j < jobs.size(); ++j) {
         if (act_owner[j] == SIZE_MAX) continue;
         prepared[j].act = act_buf + act_offset[act_owner[j]];

@@ -278,9 +278,11 @@ void gpu_add_rms_norm(float* x, const float* y, const float* weight, int64_t n_r
                       GpuContext& ctx, const GpuQ8Rows* q8 = nullptr);  // q8: as gpu_rms_norm's
 
 // gpu_moe_combine, then out = rms_norm(x) · weight of the updated rows (ops_fused_norm.cu).
+// `addend` (n_tokens rows of n, may be null) is added to x first, in the same pass: the expert
+// tiers' CPU lane result, so x = (x + addend) + Σ w·out, the bits of gpu_add and then the combine.
 void gpu_moe_combine_rms_norm(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n,
                               float* x, const float* weight, float eps, float* out, GpuContext& ctx,
-                              const GpuQ8Rows* q8 = nullptr);
+                              const GpuQ8Rows* q8 = nullptr, const float* addend = nullptr);
 
 // gpu_moe_route_softmax_topk for one token, and its plan (as gpu_moe_plan would build it, with
 // tiles of one pair), in one launch (ops_moe_decode.cu). Plan buffers: scratch slots [slot, slot + 2].

@@ -124,19 +124,27 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
     const int64_t e = c.n_embd, n_exp = c.n_expert, k = c.n_expert_used;
     const int64_t pairs = n * k;
     float* router = g.scratch_floats(kRouter, static_cast<uint64_t>(n * n_exp));
-    auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * sizeof(int32_t)));
-    float* weights = g.scratch_floats(kExpertWeights, static_cast<uint64_t>(pairs));
-    // One token with every expert in VRAM: router, routing and plan in one launch.
+    // The routing's ids and weights side by side, so that the tiers fetch both in one copy.
+    auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * (sizeof(int32_t) + sizeof(float))));
+    auto* weights = reinterpret_cast<float*>(ids + pairs);
+    // One token: router, routing and plan in one launch (the tiers make their own plan).
     RoutedExperts* routed = cur_->routed();
-    const bool fused_routing =
-        n == 1 && !routed && !L.router_bias && !custom_routing_ && cur_->route_counter(layer) != nullptr;
+    const bool fused_routing = n == 1 && !L.router_bias && !custom_routing_ && cur_->route_counter(layer) != nullptr;
     if (!fused_routing) op("matmul ffn_gate_inp", [&] { gpu_matmul(L.router, 0, h, n, router, g, hq_); });
     if (L.router_bias) op("add_bias", [&] { gpu_add_bias(router, L.router_bias.f32(), n, n_exp, g); });
     // gpt-oss takes the softmax of the top k logits: the top k of the softmax, renormalized.
     const bool normalize = c.norm_topk_prob || gpt_oss_;
     if (routed) {  // experts not all in VRAM: the tiers compute them (GPU hits, CPU, streamed)
-        if (custom_routing_) route_experts(layer, router, n, ids, weights);
-        else op("moe_route", [&] { gpu_moe_route_softmax_topk(router, n, n_exp, k, normalize, ids, weights, g); });
+        if (fused_routing) {
+            op("moe_router_route_plan_single", [&] {
+                gpu_moe_router_route_plan_single(L.router, h, router, k, normalize, ids, weights, kMoePlan,
+                                                 cur_->route_counter(layer), g);
+            });
+        } else if (custom_routing_) {
+            route_experts(layer, router, n, ids, weights);
+        } else {
+            op("moe_route", [&] { gpu_moe_route_softmax_topk(router, n, n_exp, k, normalize, ids, weights, g); });
+        }
         op("routed_experts", [&] {
             routed->forward(RoutedExpertsStep{layer, n, e, k, h, hq_, ids, weights, x, next_norm, c.rms_eps, h, hq_}, g,
                              cpu);
@@ -146,7 +154,7 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
     MoePlan plan;
     if (fused_routing) {
         op("moe_router_route_plan_single", [&] {
-            plan = gpu_moe_router_route_plan_single(L.router, h, router, k, c.norm_topk_prob, ids, weights, kMoePlan,
+            plan = gpu_moe_router_route_plan_single(L.router, h, router, k, normalize, ids, weights, kMoePlan,
                                                          cur_->route_counter(layer), g);
         });
     } else if (custom_routing_) {

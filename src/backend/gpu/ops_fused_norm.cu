@@ -29,7 +29,8 @@ __global__ void add_rms_norm_kernel(float* x, const float* y, const float* weigh
 }
 
 __global__ void moe_combine_rms_norm_kernel(const float* expert_out, const float* weights, int64_t k, int64_t n,
-                                            float* x, const float* weight, float eps, float* out, GpuQ8Rows q8) {
+                                            float* x, const float* weight, float eps, float* out, GpuQ8Rows q8,
+                                            const float* addend) {
     vendor::wait_for_previous_kernel();
     __shared__ float shared[kMaxWarpsPerBlock];
     const int64_t t = blockIdx.x;
@@ -38,7 +39,7 @@ __global__ void moe_combine_rms_norm_kernel(const float* expert_out, const float
     for (int64_t d = threadIdx.x; d < n; d += blockDim.x) {
         float s = 0.0f;  // the same order as combine_kernel (ops_moe.cu)
         for (int64_t j = 0; j < k; ++j) s += weights[t * k + j] * expert_out[(t * k + j) * n + d];
-        const float v = xr[d] + s;
+        const float v = (addend ? xr[d] + addend[t * n + d] : xr[d]) + s;
         xr[d] = v;
         sum += v * v;
     }
@@ -57,10 +58,10 @@ void gpu_add_rms_norm(float* x, const float* y, const float* weight, int64_t n_r
 
 void gpu_moe_combine_rms_norm(const float* expert_out, const float* weights, int64_t n_tokens, int64_t k, int64_t n,
                               float* x, const float* weight, float eps, float* out, GpuContext& ctx,
-                              const GpuQ8Rows* q8) {
+                              const GpuQ8Rows* q8, const float* addend) {
     if (n_tokens == 0) return;
     launch_chained(ctx, moe_combine_rms_norm_kernel, static_cast<unsigned>(n_tokens), kRowBlock, 0, expert_out, weights,
-                   k, n, x, weight, eps, out, q8_target(q8, n));
+                   k, n, x, weight, eps, out, q8_target(q8, n), addend);
 }
 
 }  // namespace strata::gpu
