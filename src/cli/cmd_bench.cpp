@@ -51,6 +51,13 @@ nlohmann::ordered_json tier_delta(const GpuExpertTierStats& a, const GpuExpertTi
     return {{"hit_rate", share(a.hits, b.hits)},
             {"cpu_share", share(a.cpu_experts, b.cpu_experts)},
             {"streamed_share", share(a.streamed_experts, b.streamed_experts)},
+            // Uses served by an expert copied ahead (prefetch), and what share of the copies made
+            // ahead for a layer that came were used.
+            {"ahead_share", share(a.prefetch_hits, b.prefetch_hits)},
+            {"ahead_used",
+             b.prefetch_offered > a.prefetch_offered
+                 ? static_cast<double>(b.prefetch_hits - a.prefetch_hits) / static_cast<double>(b.prefetch_offered - a.prefetch_offered)
+                 : 0.0},
             {"admissions_per_token", static_cast<double>(b.admissions - a.admissions) / tokens},
             {"streamed_mb_per_token", static_cast<double>(b.bytes_streamed - a.bytes_streamed) / tokens / 1e6},
             {"cpu_mb_per_token", static_cast<double>(b.bytes_cpu - a.bytes_cpu) / tokens / 1e6},
@@ -194,10 +201,12 @@ int run_bench(const BenchOptions& o) {
             fmt::print("| {:>13} | {:>11.2f} ± {:>6.2f} | {:>10} | {:>6} |\n", name, s.mean, s.sd, "", "");
         }
         if (!o.json && !tiers.is_null()) {
-            fmt::print("|               | experts: hit {:.1f}%, CPU {:.1f}%, streamed {:.1f}%; per token: GPU wait {:.2f} ms, CPU experts "
-                       "{:.2f} ms, host {:.2f} ms, {:.1f} MB streamed |\n",
+            fmt::print("|               | experts: hit {:.1f}%, CPU {:.1f}%, streamed {:.1f}% (copied ahead {:.1f}%; {:.0f}% of the "
+                       "copies made ahead used); per token: GPU wait {:.2f} ms, CPU experts {:.2f} ms, host {:.2f} ms, {:.1f} MB "
+                       "streamed |\n",
                        100 * tiers["hit_rate"].get<double>(), 100 * tiers["cpu_share"].get<double>(),
-                       100 * tiers["streamed_share"].get<double>(), tiers["ms_wait_gpu_per_token"].get<double>(),
+                       100 * tiers["streamed_share"].get<double>(), 100 * tiers["ahead_share"].get<double>(),
+                       100 * tiers["ahead_used"].get<double>(), tiers["ms_wait_gpu_per_token"].get<double>(),
                        tiers["ms_cpu_experts_per_token"].get<double>(), tiers["ms_host_plan_per_token"].get<double>(),
                        tiers["streamed_mb_per_token"].get<double>());
         }

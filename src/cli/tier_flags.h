@@ -26,6 +26,7 @@ struct TierFlags {
     std::string miss_lane = "auto";
     int64_t expert_slots = -1;
     std::string expert_profile;
+    uint32_t expert_prefetch = kDefaultExpertPrefetch;
 
     void add_to(CLI::App& app) {
         app.add_option("--vram-budget", vram_budget,
@@ -41,6 +42,11 @@ struct TierFlags {
         app.add_option("--expert-slots", expert_slots, "Tier the experts with this many VRAM cache slots (overrides the plan)");
         app.add_option("--expert-profile", expert_profile,
                        "A routing profile from `strata profile`: its hottest experts start in the VRAM cache");
+        app.add_option("--expert-prefetch", expert_prefetch,
+                       "Decode: copy up to this many of the next layer's likely experts to VRAM ahead of its routing "
+                       "(0: off)")
+            ->capture_default_str()
+            ->check(CLI::Range(0, 64));
     }
 
     Result<GpuPlacement> place(const GgufFile& file, ComputeOptions& compute, int64_t n_ctx, int64_t n_batch) const {
@@ -73,6 +79,7 @@ struct TierFlags {
         req.expert_slots = expert_slots;
         req.force_tiers = expert_slots >= 0;
         req.expert_profile = expert_profile;
+        req.expert_prefetch = expert_prefetch;
         return place_on_gpu(file, compute, req);
     }
 };

@@ -35,6 +35,9 @@ public:
     // Evictions never exceed what the admissions need beyond the free slots.
     virtual PolicyDecision decide(std::span<const uint32_t> misses, std::span<const uint32_t> residents,
                                   size_t free_slots, size_t max_copies) = 0;
+    // How much the policy would want the expert kept (higher: hotter), as of the last recorded
+    // step: misses the tiers compute on the CPU are never admitted, so they send the coldest there.
+    virtual double heat(uint32_t id) const = 0;
 };
 
 // Least recently used: every miss is admitted (within the budget); the victim is the resident
@@ -47,6 +50,7 @@ public:
     void record_use(std::span<const uint32_t> ids) override;
     PolicyDecision decide(std::span<const uint32_t> misses, std::span<const uint32_t> residents, size_t free_slots,
                           size_t max_copies) override;
+    double heat(uint32_t id) const override { return static_cast<double>(last_use_[id]); }  // recency
 
 private:
     uint64_t clock_ = 0;              // steps recorded; last_use_ 0 = never used
@@ -65,6 +69,7 @@ public:
     PolicyDecision decide(std::span<const uint32_t> misses, std::span<const uint32_t> residents, size_t free_slots,
                           size_t max_copies) override;
     double score(uint32_t id) const;  // as of the current step
+    double heat(uint32_t id) const override { return score(id); }
 
 private:
     double decay_;

@@ -17,6 +17,9 @@ void GpuExpertTierStats::add_window(const GpuExpertTierStats& before, const GpuE
     admissions += after.admissions - before.admissions;
     bytes_streamed += after.bytes_streamed - before.bytes_streamed;
     bytes_cpu += after.bytes_cpu - before.bytes_cpu;
+    prefetched += after.prefetched - before.prefetched;
+    prefetch_offered += after.prefetch_offered - before.prefetch_offered;
+    prefetch_hits += after.prefetch_hits - before.prefetch_hits;
     seconds_wait_gpu += after.seconds_wait_gpu - before.seconds_wait_gpu;
     seconds_cpu += after.seconds_cpu - before.seconds_cpu;
     seconds_plan += after.seconds_plan - before.seconds_plan;

@@ -46,6 +46,9 @@ struct GpuExpertTierStats {
     uint64_t admissions = 0;       // streamed experts kept as residents
     uint64_t bytes_streamed = 0;   // host → VRAM
     uint64_t bytes_cpu = 0;        // expert bytes the CPU read
+    uint64_t prefetched = 0;       // experts copied ahead (their bytes count in bytes_streamed)
+    uint64_t prefetch_offered = 0; // ... of those, ones whose layer came (a step looked at them)
+    uint64_t prefetch_hits = 0;    // ... and used by it (counted in streamed_experts too)
     double seconds_wait_gpu = 0;   // host waiting for the GPU's routing (the GPU's share of a layer)
     double seconds_cpu = 0;        // host computing CPU experts (overlaps the GPU and the copies)
     double seconds_plan = 0;       // host bookkeeping: grouping, decisions, plan upload, launches (runs
@@ -60,6 +63,9 @@ struct GpuExpertTierStats {
     void add_window(const GpuExpertTierStats& before, const GpuExpertTierStats& after);
 };
 
+// How many experts a decode step copies ahead for the next layer by default (--expert-prefetch).
+inline constexpr uint32_t kDefaultExpertPrefetch = 2;
+
 struct GpuExpertTierOptions {
     uint64_t cache_slots = 0;    // VRAM cache slots (the memory plan's vram_expert_slots)
     uint64_t staging_slots = 16; // the streaming ring (two halves); at least 2
@@ -69,6 +75,9 @@ struct GpuExpertTierOptions {
     // measurements and tests); "auto" balances.
     std::string miss_lane = "auto";
     bool pin_file = true;        // page-lock the mapped expert tensors (else copies are staged)
+    // One-token steps copy up to this many of the next layer's likely experts (its router's pick
+    // for this layer's input) ahead, into free staging slots; 0: off.
+    uint32_t prefetch = kDefaultExpertPrefetch;
     // The cache's starting residents, in this order until the slots run out (hottest_first of a
     // routing profile, `--expert-profile`); slots left over get an equal share of every layer.
     std::vector<ExpertKey> hot_set;

@@ -176,19 +176,14 @@ public:
         step_k_ = k;
         if (!calibrated_) calibrate(L, e, cpu);
 
-        // 1. The routing, and the normed input the CPU lane may need, come to the host.
-        // Ids and weights side by side on the GPU (as the transformer keeps them) come in one copy.
-        int32_t* ids = host_ids_.get<int32_t>(static_cast<uint64_t>(2 * pairs));
-        const auto bytes = static_cast<uint64_t>(pairs) * sizeof(int32_t);
+        // 1. The routing (then the next layer's predicted experts, for prefetch) and the normed
+        // input the CPU lane may need come to the host: host buffers [ids | weights | predicted]
+        // and h.
+        int32_t* ids = host_ids_.get<int32_t>(static_cast<uint64_t>(3 * pairs));
         float* weights = reinterpret_cast<float*>(ids + pairs);
-        if (static_cast<const void*>(step.weights) == static_cast<const void*>(step.ids + pairs)) {
-            g.download(ids, step.ids, 2 * bytes);
-        } else {
-            g.download(ids, step.ids, bytes);
-            g.download(weights, step.weights, bytes);
-        }
+        int32_t* predicted = prefetch_wanted(step) ? ids + 2 * pairs : nullptr;
         float* h = host_h_.get<float>(static_cast<uint64_t>(n * e));
-        g.download(h, step.h, static_cast<uint64_t>(n * e) * sizeof(float));
+        fetch_routing(step, ids, h, predicted != nullptr, g);
         const auto t_wait = Clock::now();
         g.synchronize();
         const double wait_s = seconds_since(t_wait);
@@ -204,18 +199,25 @@ public:
             list.push_back(static_cast<int32_t>(p));
         }
         std::sort(used_.begin(), used_.end());
-        hits_.clear(), cpu_lane_.clear(), stream_lane_.clear();
+        hits_.clear(), cpu_lane_.clear(), stream_lane_.clear(), prefetch_hits_.clear();
+        Prefetched& ahead = prefetched_[li & 1];  // what the previous layer copied ahead for this one
+        if (ahead.layer != li || n != 1) ahead.experts.clear();
         for (int32_t x : used_) {
+            const auto pf = std::find_if(ahead.experts.begin(), ahead.experts.end(), [&](const auto& a) { return a.first == x; });
             if (slot_of_[id(li, x)] >= 0) hits_.push_back(x);
+            else if (pf != ahead.experts.end()) prefetch_hits_.push_back(*pf);
             else stream_lane_.push_back(x);
         }
-        choose_cpu_lane(L);
+        const bool wait_prefetch = !prefetch_hits_.empty();
+        const size_t prefetched_before = ahead.experts.size();
+        ahead.layer = -1, ahead.experts.clear();
+        choose_cpu_lane(L, li);
 
         // The CPU lane starts now, on its own thread (which drives the thread pool), when the GPU
         // has a part too: it runs while this thread plans and queues the GPU's part, instead of
         // after it. Nothing it reads or writes is touched here until it is awaited.
         const bool cpu_part = !cpu_lane_.empty();
-        const bool overlap = cpu_part && (!hits_.empty() || !stream_lane_.empty());
+        const bool overlap = cpu_part && (!hits_.empty() || !stream_lane_.empty() || !prefetch_hits_.empty());
         float* cpu_out = cpu_part ? host_cpu_out_.get<float>(static_cast<uint64_t>(n * e)) : nullptr;
         double cpu_s = 0.0;
         auto run_cpu_lane = [&] {
@@ -268,6 +270,7 @@ public:
         };
         open_set(-1);
         for (int32_t x : hits_) add_expert(x, slot_of_[id(li, x)]);
+        for (const auto& [x, slot] : prefetch_hits_) add_expert(x, slot);
         close_set();
         // Streamed experts: chunks of one ring half each, alternating halves.
         stream_slots_.assign(stream_lane_.size(), -1);
@@ -293,8 +296,10 @@ public:
         if (gpu_part) {
             auto* counts = reinterpret_cast<int32_t*>(plan_host + layout.counts);
             for (size_t s = 0; s < sets.size(); ++s) counts[s] = static_cast<int32_t>(sets[s].tiles);
+            // By a kernel reading the host buffer where it is mapped (see fetch_routing).
             uint8_t* d_plan = dev_plan_.get<uint8_t>(g.pool(), layout.bytes);
-            g.upload(d_plan, plan_host, layout.bytes);
+            if (void* view = host_plan_.buffer.device_view()) gpu::gpu_copy_words(d_plan, view, layout.bytes, g);
+            else g.upload(d_plan, plan_host, layout.bytes);
             auto* d_sorted = reinterpret_cast<int32_t*>(d_plan + layout.sorted);
             auto* d_tiles = reinterpret_cast<int32_t*>(d_plan + layout.tiles);
             auto* d_counts = reinterpret_cast<int32_t*>(d_plan + layout.counts);
@@ -317,8 +322,10 @@ public:
             if (cpu_part) gpu::memset_async(out, 0, static_cast<uint64_t>(pairs * e) * sizeof(float), stream);
 
             // Copies into a ring half wait for the compute that last read it: the previous step
-            // (its end event) or, within this step, the chunk two before.
+            // (its end event) or, within this step, the chunk two before. Experts copied ahead
+            // are computed once their copies (queued a layer ago) are done.
             step_done_.make_wait(copy_stream_.handle());
+            if (wait_prefetch) prefetch_copied_[li & 1].make_wait(stream);
             size_t streamed = 0;
             for (size_t si = 0; si < sets.size(); ++si) {
                 const LaunchSet& s = sets[si];
@@ -362,16 +369,25 @@ public:
             chunk_counter_ += chunks;
             experts_done_.record(stream);
         }
+        // The next layer's likely experts go up behind this layer's copies, while the link would
+        // otherwise wait for the CPU lane and the next layer's routing.
+        const uint64_t copied_ahead = predicted ? copy_ahead(step, predicted, li) : 0;
         const double plan_s = seconds_since(t_start) - wait_s;
 
         // 5. The CPU part (started above, or run here when it is the only part), while the GPU
         // computes and the copies run.
-        float* d_cpu_out = nullptr;
+        // The combine reads its sum straight from the host buffer where the runtime maps it (no
+        // copy engine: see fetch_routing), else from a copy.
+        const float* d_cpu_out = nullptr;
         if (cpu_part) {
             if (overlap) cpu_lane_task_->wait();
             else run_cpu_lane();
-            d_cpu_out = dev_cpu_out_.get<float>(g.pool(), static_cast<uint64_t>(n * e));
-            g.upload(d_cpu_out, cpu_out, static_cast<uint64_t>(n * e) * sizeof(float));
+            d_cpu_out = static_cast<const float*>(host_cpu_out_.buffer.device_view());
+            if (!d_cpu_out) {
+                float* copy = dev_cpu_out_.get<float>(g.pool(), static_cast<uint64_t>(n * e));
+                g.upload(copy, cpu_out, static_cast<uint64_t>(n * e) * sizeof(float));
+                d_cpu_out = copy;
+            }
         }
         update_decode_share(!gpu_part || experts_done_.done());
         // The GPU's experts are combined into x fused with the next block's norm, as in the
@@ -391,6 +407,10 @@ public:
         std::vector<uint32_t> used_ids, streamed_ids;
         for (int32_t x : used_) used_ids.push_back(id(li, x));
         for (int32_t x : stream_lane_) streamed_ids.push_back(id(li, x));
+        for (const auto& [x, slot] : prefetch_hits_) {  // copied in too: as worth keeping as the streamed
+            streamed_ids.push_back(id(li, x));
+            stream_slots_.push_back(slot);
+        }
         policy_->record_use(used_ids);
         uint64_t admitted = 0;
         if (!streamed_ids.empty() && cache_count_ > 0) {
@@ -423,13 +443,17 @@ public:
             st.expert_uses += used_.size();
             st.hits += hits_.size();
             st.cpu_experts += cpu_lane_.size();
-            st.streamed_experts += stream_lane_.size();
+            st.streamed_experts += stream_lane_.size() + prefetch_hits_.size();  // copied ahead: streamed too
             st.routed_pairs += static_cast<uint64_t>(pairs);
             st.hit_pairs += pairs_of(hits_);
             st.cpu_pairs += cpu_pairs_;
             st.streamed_pairs += pairs_of(stream_lane_);
+            for (const auto& [x, slot] : prefetch_hits_) st.streamed_pairs += by_expert_[static_cast<size_t>(x)].size();
             st.admissions += admitted;
-            st.bytes_streamed += stream_lane_.size() * L.expert_bytes();
+            st.bytes_streamed += (stream_lane_.size() + copied_ahead) * L.expert_bytes();
+            st.prefetched += copied_ahead;
+            st.prefetch_hits += prefetch_hits_.size();
+            st.prefetch_offered += prefetched_before;
             st.bytes_cpu += cpu_lane_.size() * L.expert_bytes();
             st.seconds_wait_gpu += wait_s;
             st.seconds_cpu += cpu_s;
@@ -442,6 +466,12 @@ public:
         for (int32_t x : used_) by_expert_[static_cast<size_t>(x)].clear();
     }
 
+    // The experts copied ahead belong to this forward pass's steps only.
+    void end_forward(gpu::GpuContext&) override {
+        for (Prefetched& p : prefetched_) p.layer = -1, p.experts.clear();
+    }
+    bool predicts_next_layer() const override { return options_.prefetch > 0; }
+
 private:
     uint32_t id(int64_t li, int32_t x) const { return static_cast<uint32_t>(li) * n_expert_ + static_cast<uint32_t>(x); }
     uint64_t pairs_of(const std::vector<int32_t>& experts) const {
@@ -450,14 +480,74 @@ private:
         return total;
     }
 
+    // The step's ids, weights and (when `predicted`) predicted ids into host_ids_ (3 rows of k
+    // per token) and h into host_h_. Written by kernels through the buffers' GPU mapping where
+    // the runtime maps page-locked memory: a copy would take a copy engine, and wait behind the
+    // experts being copied ahead on the copy stream.
+    void fetch_routing(const gpu::RoutedExpertsStep& step, int32_t* ids, float* h, bool predicted, gpu::GpuContext& g) {
+        const int64_t pairs = step.n_tokens * step.k;
+        const auto bytes = static_cast<uint64_t>(pairs) * sizeof(int32_t);
+        const uint64_t h_bytes = static_cast<uint64_t>(step.n_tokens * step.n_embd) * sizeof(float);
+        auto* ids_view = static_cast<int32_t*>(host_ids_.buffer.device_view());
+        auto* h_view = host_h_.buffer.device_view();
+        const bool in_line = static_cast<const void*>(step.weights) == static_cast<const void*>(step.ids + pairs) &&
+                             (!predicted || step.predicted_ids == step.ids + 2 * pairs);
+        if (ids_view && h_view && in_line) {
+            gpu::gpu_copy_words(ids_view, step.ids, (predicted ? 3 : 2) * bytes, g);
+            gpu::gpu_copy_words(h_view, step.h, h_bytes, g);
+            return;
+        }
+        g.download(ids, step.ids, bytes);
+        g.download(ids + pairs, step.weights, bytes);
+        if (predicted) g.download(ids + 2 * pairs, step.predicted_ids, bytes);
+        g.download(h, step.h, h_bytes);
+    }
+
+    // Prefetch (decode): the options ask for it and the step carries the next layer's guess.
+    bool prefetch_wanted(const gpu::RoutedExpertsStep& step) const {
+        return options_.prefetch > 0 && step.n_tokens == 1 && step.predicted_ids != nullptr && step.predicted_layer >= 0;
+    }
+
+    // Copies up to options_.prefetch of the predicted experts (best first) of the next layer that
+    // are not cached into the top of staging half (next layer & 1): a one-token step streams at
+    // most k experts into the bottom of a half, so the top half - k positions are free. The
+    // previous layer's compute was the last to read them (the copy stream waits for its end).
+    uint64_t copy_ahead(const gpu::RoutedExpertsStep& step, const int32_t* predicted, int64_t li) {
+        const auto next = static_cast<size_t>(step.predicted_layer);
+        if (next >= layer_index_.size() || layer_index_[next] != li + 1) return 0;  // not this GPU's next MoE layer
+        const int64_t nli = li + 1;
+        const auto half = static_cast<int64_t>(staging_count_ / 2);
+        const int64_t room = std::min<int64_t>(static_cast<int64_t>(options_.prefetch), half - step.k);
+        if (room <= 0) return 0;
+        Prefetched& set = prefetched_[nli & 1];
+        set.layer = nli, set.experts.clear();
+        for (int64_t j = 0; j < step.k && static_cast<int64_t>(set.experts.size()) < room; ++j) {
+            const int32_t x = predicted[j];
+            if (x < 0 || static_cast<uint32_t>(x) >= n_expert_ || slot_of_[id(nli, x)] >= 0) continue;
+            const auto pos = static_cast<size_t>((nli & 1) * half + half - room + static_cast<int64_t>(set.experts.size()));
+            set.experts.emplace_back(x, staging_[pos]);
+        }
+        if (set.experts.empty()) return 0;
+        step_done_.make_wait(copy_stream_.handle());
+        for (const auto& [x, slot] : set.experts) copy_expert(layers_[static_cast<size_t>(nli)], x, slot);
+        copies_.submit(copy_stream_.handle());
+        prefetch_copied_[nli & 1].record(copy_stream_.handle());
+        return set.experts.size();
+    }
+
     // Moves misses with the fewest tokens from the link to the CPU while the CPU's share takes no
     // longer than copying what remains (both lanes run at once, so the layer costs the longer).
-    void choose_cpu_lane(const TierLayer& L) {
+    // Among misses with as many tokens, the coldest by the cache policy go first: streamed ones
+    // may be admitted to the cache, the CPU's never are, and with skewed routing the hot misses
+    // are the ones worth keeping.
+    void choose_cpu_lane(const TierLayer& L, int64_t li) {
         cpu_pairs_ = 0;
         if (stream_lane_.empty()) return;
         if (options_.miss_lane == "stream") return;
         std::stable_sort(stream_lane_.begin(), stream_lane_.end(), [&](int32_t a, int32_t b) {
-            return by_expert_[static_cast<size_t>(a)].size() < by_expert_[static_cast<size_t>(b)].size();
+            const size_t ta = by_expert_[static_cast<size_t>(a)].size(), tb = by_expert_[static_cast<size_t>(b)].size();
+            if (ta != tb) return ta < tb;
+            return policy_->heat(id(li, a)) < policy_->heat(id(li, b));
         });
         const double copy_one = static_cast<double>(L.expert_bytes()) / (link_gbps_ * 1e9);
         double copy_total = copy_one * static_cast<double>(stream_lane_.size());
@@ -704,6 +794,14 @@ private:
     gpu::HostRegistration registration_;
     gpu::GpuEvent step_done_, half_free_[2], half_copied_[2];
     gpu::GpuEvent experts_done_;  // the GPU's part of the step's experts (for update_decode_share)
+    // Experts copied ahead for a layer (tier index `layer`; -1: none) into the top of staging half
+    // layer & 1, as (expert, slot); the event marks their copies.
+    struct Prefetched {
+        int64_t layer = -1;
+        std::vector<std::pair<int32_t, int32_t>> experts;
+    } prefetched_[2];
+    gpu::GpuEvent prefetch_copied_[2];
+    std::vector<std::pair<int32_t, int32_t>> prefetch_hits_;  // this step's used experts found there
     std::vector<TierLayer> layers_;
     std::vector<int32_t> layer_index_;  // model layer → position in layers_, or -1
     uint32_t n_expert_ = 0;

@@ -67,10 +67,12 @@ Result<GpuExpertTierOptions> tier_options(const GgufFile& file, const ModelConfi
     GpuExpertTierOptions tier;
     // The plan sized the staging ring when it found the experts too many for VRAM; a forced tiering
     // (--expert-slots on a card they fit) takes the same ring the planner would have reserved.
-    tier.staging_slots = 2 * staging_slots_per_half(config);
+    tier.staging_slots = request.staging_slots >= 2 ? static_cast<uint64_t>(request.staging_slots)
+                                                    : 2 * staging_slots_per_half(config);
     tier.activation = config.arch == "gpt-oss" ? ExpertActivation::GptOssClampedSwiGlu : ExpertActivation::SwiGlu;
     tier.policy = request.expert_policy;
     tier.miss_lane = request.miss_lane;
+    tier.prefetch = request.expert_prefetch;
     if (!request.expert_profile.empty()) {
         STRATA_ASSIGN_OR_RETURN(ExpertProfileModel who, expert_profile_model(file));
         STRATA_ASSIGN_OR_RETURN(ExpertProfile profile, load_expert_profile(request.expert_profile, who));

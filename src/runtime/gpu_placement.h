@@ -36,6 +36,8 @@ struct GpuPlacementRequest {
     int64_t expert_slots = -1;           // >= 0: this many cache slots (on each GPU of a split) instead of the plan's (tests)
     bool force_tiers = false;            // tier the experts even when they all fit (tests)
     std::string expert_profile;          // a `strata profile` file: its hottest experts start in VRAM
+    uint32_t expert_prefetch = kDefaultExpertPrefetch;  // see GpuExpertTierOptions::prefetch
+    int64_t staging_slots = -1;          // >= 2: the streaming ring's size instead of the plan's (tests)
 };
 
 struct GpuPlacement {

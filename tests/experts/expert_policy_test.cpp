@@ -65,6 +65,24 @@ TEST(LfuDecayPolicy, OneOffDoesNotFlushWarmExperts) {
     EXPECT_DOUBLE_EQ(lfu.score(2), 0.75);
 }
 
+// Heat orders experts as each policy would keep them: LRU by the step of last use (never used:
+// coldest), LFU-decay by its decayed score.
+TEST(ExpertPolicyHeat, RanksAsThePolicyKeeps) {
+    LruPolicy lru(4);
+    lru.record_use(std::vector<uint32_t>{2});
+    lru.record_use(std::vector<uint32_t>{0, 2});
+    lru.record_use(std::vector<uint32_t>{1});
+    EXPECT_LT(lru.heat(3), lru.heat(0));  // never used
+    EXPECT_LT(lru.heat(0), lru.heat(1));  // step 2 before step 3
+    EXPECT_EQ(lru.heat(0), lru.heat(2));  // both last used at step 2
+    LfuDecayPolicy lfu(3, 0.5);
+    lfu.record_use(std::vector<uint32_t>{0, 1});
+    lfu.record_use(std::vector<uint32_t>{0});
+    for (uint32_t id = 0; id < 3; ++id) EXPECT_DOUBLE_EQ(lfu.heat(id), lfu.score(id));
+    EXPECT_GT(lfu.heat(0), lfu.heat(1));
+    EXPECT_GT(lfu.heat(1), lfu.heat(2));
+}
+
 // Decay makes old popularity fade: after the hot set moves, the new experts overtake.
 // Scores with decay 1/2, 1 slot: expert 0 used at steps 1-3 (1.75); expert 1 at steps 4, 5.
 // Step 4: 1 (1.0) vs 0 (0.875) → evict 0. Plain LFU (decay 1) would keep 0 (3 > 1, 3 > 2).

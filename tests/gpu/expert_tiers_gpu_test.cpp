@@ -29,14 +29,18 @@ std::string case_name(const ::testing::TestParamInfo<TierCase>& info) {
 
 class GpuExpertTiers : public ::testing::TestWithParam<TierCase> {};
 
-// Loads the model on the GPU with its experts tiered as the case says.
-Result<std::unique_ptr<Model>> load_tiered(const GgufFile& f, const TierCase& c, GpuPlacement* placement) {
+// Loads the model on the GPU with its experts tiered as the case says (prefetch: experts copied
+// ahead per decode step, into a ring of `staging` slots when >= 2).
+Result<std::unique_ptr<Model>> load_tiered(const GgufFile& f, const TierCase& c, GpuPlacement* placement,
+                                           uint32_t prefetch = kDefaultExpertPrefetch, int64_t staging = -1) {
     ComputeOptions options{.device = ComputeDevice::Gpu};
     GpuPlacementRequest req;
     req.expert_slots = c.slots;
     req.force_tiers = true;
     req.miss_lane = c.lane;
     req.n_ctx = 256;
+    req.expert_prefetch = prefetch;
+    req.staging_slots = staging;
     STRATA_ASSIGN_OR_RETURN(*placement, place_on_gpu(f, options, req));
     return load_model_on(f, options);
 }
@@ -130,6 +134,60 @@ TEST_P(GpuExpertTiersExact, StreamedEqualsResidentBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, GpuExpertTiersExact, ::testing::Values("qwen3moe", "gptoss"));
+
+// Decode with experts copied ahead (the next layer's router on this layer's input) computes the
+// same bits as decode that streams every miss when its layer routes: only where the copy came
+// from changes. The ring is made large enough to leave room above a step's k streamed experts.
+class GpuExpertTiersPrefetch : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuExpertTiersPrefetch, CopiesAheadChangeNoBits) {
+    const std::string why = gpu_unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
+    const std::string path = test::testdata_path("models/" + GetParam() + ".gguf");
+    STRATA_SKIP_IF_MISSING(path);
+    auto file = GgufFile::open(path);
+    ASSERT_TRUE(file);
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    CpuContext cpu(pool);
+    auto decode = [&](Model& m) {
+        const int64_t n = 12, vocab = m.config().n_vocab;
+        KvCache kv = m.make_kv_cache(n);
+        RecurrentState state = m.make_recurrent_state();
+        std::vector<float> out(static_cast<size_t>(n * vocab));
+        for (int32_t i = 0; i < n; ++i) {
+            const int32_t token = static_cast<int32_t>((i * 7 + 3) % vocab);
+            m.forward_with_state(Batch{&token, &i, 1, i}, kv, state, out.data() + i * vocab, LogitsFor::Last, cpu);
+        }
+        return out;
+    };
+    const TierCase c{GetParam(), 0, "stream"};
+    GpuPlacement plain_placement, ahead_placement;
+    std::vector<float> want;
+    {
+        auto plain = load_tiered(*file, c, &plain_placement, 0, 16);
+        ASSERT_TRUE(plain) << plain.status().message();
+        want = decode(**plain);
+    }
+    auto ahead = load_tiered(*file, c, &ahead_placement, 4, 16);
+    ASSERT_TRUE(ahead) << ahead.status().message();
+    const std::vector<float> got = decode(**ahead);
+    ASSERT_EQ(got.size(), want.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i];
+    EXPECT_EQ(differ, 0u);
+    const GpuExpertTierStats& st = *ahead_placement.stats;
+    std::printf("gpu-tiers prefetch %-9s: %llu uses, %llu copied ahead, %llu of them for a layer that came, %llu used\n",
+                GetParam().c_str(), static_cast<unsigned long long>(st.expert_uses),
+                static_cast<unsigned long long>(st.prefetched), static_cast<unsigned long long>(st.prefetch_offered),
+                static_cast<unsigned long long>(st.prefetch_hits));
+    EXPECT_GT(st.prefetched, 0u);
+    EXPECT_GT(st.prefetch_hits, 0u);
+    EXPECT_LE(st.prefetch_hits, st.prefetch_offered);
+    EXPECT_EQ(st.expert_uses, st.hits + st.cpu_experts + st.streamed_experts);
+    EXPECT_EQ(plain_placement.stats->prefetched, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GpuExpertTiersPrefetch, ::testing::Values("qwen3moe", "mixtral", "qwen3next"));
 
 }  // namespace
 }  // namespace strata

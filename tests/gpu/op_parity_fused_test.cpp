@@ -107,6 +107,32 @@ TEST_F(GpuFused, AddRmsNorm) {
     }
 }
 
+// A kernel writing into mapped page-locked memory delivers the same bytes a copy would, at odd
+// sizes and offsets too, and reads them back from there into device memory.
+TEST_F(GpuFused, CopyWordsThroughHostMapping) {
+    std::mt19937 rng(12);
+    for (const int64_t words : {1, 7, 4096, 70001}) {
+        const std::vector<float> values = random_floats(rng, static_cast<size_t>(words) + 3, 3.0f);
+        const float* src = to_device(values);
+        gpu::PinnedBuffer host;
+        std::string error;
+        ASSERT_TRUE(host.allocate(static_cast<uint64_t>(words + 3) * sizeof(float), &error)) << error;
+        if (host.device_view() == nullptr) GTEST_SKIP() << "this runtime does not map page-locked memory";
+        std::fill_n(host.as<float>(), words + 3, -1.0f);
+        auto* view = static_cast<float*>(host.device_view());
+        gpu::gpu_copy_words(view + 1, src + 2, static_cast<uint64_t>(words) * sizeof(float), ctx());
+        ctx().synchronize();
+        const float* got = host.as<float>();
+        EXPECT_EQ(got[0], -1.0f);
+        EXPECT_TRUE(std::equal(values.begin() + 2, values.begin() + 2 + words, got + 1)) << words << " words";
+        EXPECT_EQ(got[words + 1], -1.0f);
+        float* back = device_zeros<float>(static_cast<size_t>(words));
+        gpu::gpu_copy_words(back, view + 1, static_cast<uint64_t>(words) * sizeof(float), ctx());
+        const std::vector<float> round_trip = from_device(back, static_cast<size_t>(words));
+        EXPECT_TRUE(std::equal(round_trip.begin(), round_trip.end(), values.begin() + 2)) << words << " words back";
+    }
+}
+
 // With an addend (the expert tiers' CPU lane result) x = (x + addend) + Σ w·out, as gpu_add then
 // the combine.
 TEST_F(GpuFused, MoeCombineRmsNorm) {

@@ -309,8 +309,8 @@ float GpuEvent::ms_since(const GpuEvent& start) const {
 PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
     if (this != &other) {
         if (data_) static_cast<void>(vendor::free_pinned(data_));
-        data_ = other.data_, bytes_ = other.bytes_;
-        other.data_ = nullptr, other.bytes_ = 0;
+        data_ = other.data_, bytes_ = other.bytes_, device_view_ = other.device_view_;
+        other.data_ = nullptr, other.bytes_ = 0, other.device_view_ = nullptr;
     }
     return *this;
 }
@@ -321,7 +321,7 @@ PinnedBuffer::~PinnedBuffer() {
 
 bool PinnedBuffer::allocate(uint64_t bytes, std::string* error) {
     if (data_) static_cast<void>(vendor::free_pinned(data_));
-    data_ = nullptr, bytes_ = 0;
+    data_ = nullptr, bytes_ = 0, device_view_ = nullptr;
     const vendor::Error e = vendor::malloc_pinned(&data_, bytes);
     if (!vendor::ok(e)) {
         static_cast<void>(vendor::last_error());
@@ -330,6 +330,10 @@ bool PinnedBuffer::allocate(uint64_t bytes, std::string* error) {
         return false;
     }
     bytes_ = bytes;
+    if (!vendor::ok(vendor::host_device_pointer(data_, &device_view_))) {
+        static_cast<void>(vendor::last_error());  // not mapped: callers copy instead
+        device_view_ = nullptr;
+    }
     return true;
 }
 

@@ -214,9 +214,13 @@ public:
     void* data() const { return data_; }
     template <typename T> T* as() const { return static_cast<T*>(data_); }
     uint64_t bytes() const { return bytes_; }
+    // The address through which kernels read and write this memory (the runtime maps page-locked
+    // memory into the GPU's address space), or null where the runtime does not.
+    void* device_view() const { return device_view_; }
 
 private:
     void* data_ = nullptr;
+    void* device_view_ = nullptr;
     uint64_t bytes_ = 0;
 };
 

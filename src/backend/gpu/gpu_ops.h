@@ -60,6 +60,12 @@ void gpu_rope(float* x, int64_t n_tokens, int64_t n_head, const GpuRope& p, cons
 
 void gpu_swiglu(float* gate, const float* up, int64_t n, GpuContext& ctx);  // gate = silu(gate) · up
 void gpu_add(float* x, const float* y, int64_t n, GpuContext& ctx);         // x += y
+// Copies `bytes` (a multiple of 4; both addresses 4-byte aligned) by a kernel, where either side
+// may be page-locked host memory seen through its mapping (PinnedBuffer::device_view()). A copy
+// call would take a copy engine and could queue behind large copies on other streams (the
+// expert tiers' streaming); this does not. The host reads what was written there once the stream
+// has passed this point (a synchronize or an event); what it wrote before the call is read.
+void gpu_copy_words(void* dst, const void* src, uint64_t bytes, GpuContext& ctx);
 void gpu_add_bias(float* x, const float* bias, int64_t n_rows, int64_t n, GpuContext& ctx);
 void gpu_softmax(float* x, int64_t n_rows, int64_t n, GpuContext& ctx);     // per row, in place
 

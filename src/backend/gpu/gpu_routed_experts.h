@@ -34,6 +34,11 @@ struct RoutedExpertsStep {
     float eps = 0.0f;
     float* h_next = nullptr;
     const GpuQ8Rows* hq_next = nullptr;  // when set, h_next is also written there quantized
+    // One-token steps of implementations that ask for it (predicts_next_layer): the k experts the
+    // next MoE layer (model layer predicted_layer, on this GPU) would pick for this h, best first
+    // (device), as a guess of what it will pick for its own input: experts worth copying ahead.
+    const int32_t* predicted_ids = nullptr;
+    int64_t predicted_layer = -1;
 };
 
 class RoutedExperts {
@@ -44,6 +49,9 @@ public:
     virtual void forward(const RoutedExpertsStep& step, GpuContext& gpu, CpuContext& cpu) = 0;
     // Called after the last layer of a forward pass (statistics, copy scheduling).
     virtual void end_forward(GpuContext&) {}
+    // Whether one-token steps should carry the next MoE layer's predicted experts (a router
+    // launch more per layer).
+    virtual bool predicts_next_layer() const { return false; }
 };
 
 }  // namespace strata::gpu

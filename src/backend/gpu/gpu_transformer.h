@@ -47,6 +47,8 @@
 
 namespace strata::gpu {
 
+struct RoutedExpertsStep;  // gpu_routed_experts.h
+
 // Device scratch slots of one forward pass (GpuContext::scratch); the MoE plan takes three.
 // Architectures number their own slots from kFirstArchSlot.
 enum Slot : int {
@@ -194,6 +196,7 @@ protected:
     // x += Σ_top-k weight · expert(h) (softmax routing, or route_experts' with custom_routing_;
     // gpt-oss's biases and activation when its weights have them), h = ffn_norm(x) on entry;
     // leaves h = next_norm(x).
+    void predict_next_experts(int64_t layer, const float* h, int64_t k, int32_t* out, RoutedExpertsStep& step);
     void moe_ffn(const GpuMoeWeights& w, int64_t layer, float* x, float* h, int64_t n, const float* next_norm,
                  CpuContext& cpu);
     // A tensor split's MoE part: the replicated router and routing, then this rank's experts only
@@ -246,6 +249,9 @@ private:
     std::vector<std::unique_ptr<GpuShard>> shares_;
     std::vector<DeviceWeight> boundary_norms_;  // per share but the last: the next share's first norm
     std::vector<int64_t> kv_slot_;              // per layer: its index in its share's KV cache, or -1
+    // Per layer: its MoE router once a forward has passed it (empty: none, or one with a bias or
+    // custom routing), for predict_next_experts.
+    std::vector<DeviceWeight> seen_routers_;
     std::vector<int64_t> kv_layers_per_share_;
     bool peer_access_ = false;
     bool tensor_ = false;                         // --split tensor: the shares are ranks

@@ -124,9 +124,12 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
     const int64_t e = c.n_embd, n_exp = c.n_expert, k = c.n_expert_used;
     const int64_t pairs = n * k;
     float* router = g.scratch_floats(kRouter, static_cast<uint64_t>(n * n_exp));
-    // The routing's ids and weights side by side, so that the tiers fetch both in one copy.
-    auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * (sizeof(int32_t) + sizeof(float))));
+    // The routing's ids and weights side by side (then the next layer's predicted ones, for the
+    // tiers), so that the tiers fetch them in one copy.
+    auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * 2 * (sizeof(int32_t) + sizeof(float))));
     auto* weights = reinterpret_cast<float*>(ids + pairs);
+    if (static_cast<size_t>(layer) >= seen_routers_.size()) seen_routers_.resize(static_cast<size_t>(layer) + 1);
+    seen_routers_[static_cast<size_t>(layer)] = L.router_bias || custom_routing_ ? DeviceWeight{} : L.router;
     // One token: router, routing and plan in one launch (the tiers make their own plan).
     RoutedExperts* routed = cur_->routed();
     const bool fused_routing = n == 1 && !L.router_bias && !custom_routing_ && cur_->route_counter(layer) != nullptr;
@@ -145,10 +148,9 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
         } else {
             op("moe_route", [&] { gpu_moe_route_softmax_topk(router, n, n_exp, k, normalize, ids, weights, g); });
         }
-        op("routed_experts", [&] {
-            routed->forward(RoutedExpertsStep{layer, n, e, k, h, hq_, ids, weights, x, next_norm, c.rms_eps, h, hq_}, g,
-                             cpu);
-        });
+        RoutedExpertsStep step{layer, n, e, k, h, hq_, ids, weights, x, next_norm, c.rms_eps, h, hq_};
+        if (fused_routing && routed->predicts_next_layer()) predict_next_experts(layer, h, k, ids + 2 * pairs, step);
+        op("routed_experts", [&] { routed->forward(step, g, cpu); });
         return;
     }
     MoePlan plan;
@@ -178,6 +180,28 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
     op("moe_combine_rms_norm next", [&] {
         gpu_moe_combine_rms_norm(out, weights, n, k, e, x, next_norm, c.rms_eps, h, g, hq_);
     });
+}
+
+// The experts the next MoE layer on this GPU would route this one-token h to, by its router
+// (known once a forward has passed it; plain softmax top-k routers only), into `out` (k ids, then
+// k weights) for the tiers to copy ahead. Consecutive layers' inputs differ by one block's update
+// of the residual stream, so the guess is often right.
+void GpuTransformer::predict_next_experts(int64_t layer, const float* h, int64_t k, int32_t* out, RoutedExpertsStep& step) {
+    GpuContext& g = cur_->ctx();
+    for (auto next = static_cast<size_t>(layer) + 1; next < seen_routers_.size() && next < cur_->layer_end(); ++next) {
+        const DeviceWeight& router = seen_routers_[next];
+        if (!router) continue;
+        unsigned* counter = cur_->route_counter(static_cast<int64_t>(next));
+        if (!counter) return;
+        float* logits = g.scratch_floats(kRouter, static_cast<uint64_t>(router.ne[1]));
+        op("moe_predict_next", [&] {
+            gpu_moe_router_route_plan_single(router, h, logits, k, false, out, reinterpret_cast<float*>(out + k), kMoePlan,
+                                             counter, g);
+        });
+        step.predicted_ids = out;
+        step.predicted_layer = static_cast<int64_t>(next);
+        return;
+    }
 }
 
 // Gate, up, activation and down of every pair of the plan (biases where gpt-oss has them): one

@@ -57,6 +57,14 @@ __global__ void add_kernel(float* x, const float* y, int64_t n) {
     }
 }
 
+__global__ void write_words_kernel(uint32_t* dst, const uint32_t* src, int64_t n) {
+    vendor::wait_for_previous_kernel();
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        dst[i] = src[i];
+    }
+}
+
 __global__ void add_bias_kernel(float* x, const float* bias, int64_t n_rows, int64_t n) {
     vendor::wait_for_previous_kernel();
     const int64_t total = n_rows * n;
@@ -128,6 +136,15 @@ void gpu_swiglu(float* gate, const float* up, int64_t n, GpuContext& ctx) {
 void gpu_add(float* x, const float* y, int64_t n, GpuContext& ctx) {
     if (n == 0) return;
     launch_chained(ctx, add_kernel, elementwise_grid(n, ctx), kElemBlock, 0, x, y, n);
+}
+
+void gpu_copy_words(void* dst, const void* src, uint64_t bytes, GpuContext& ctx) {
+    STRATA_CHECK(bytes % 4 == 0 && reinterpret_cast<uintptr_t>(dst) % 4 == 0 && reinterpret_cast<uintptr_t>(src) % 4 == 0,
+                 "gpu_copy_words: whole, aligned 4-byte words");
+    const auto n = static_cast<int64_t>(bytes / 4);
+    if (n == 0) return;
+    launch_chained(ctx, write_words_kernel, elementwise_grid(n, ctx), kElemBlock, 0, static_cast<uint32_t*>(dst),
+                   static_cast<const uint32_t*>(src), n);
 }
 
 void gpu_add_bias(float* x, const float* bias, int64_t n_rows, int64_t n, GpuContext& ctx) {

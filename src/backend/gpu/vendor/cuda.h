@@ -54,6 +54,8 @@ inline Error malloc_device(void** ptr, size_t bytes) { return cudaMalloc(ptr, by
 inline Error free_device(void* ptr) { return cudaFree(ptr); }
 inline Error malloc_pinned(void** ptr, size_t bytes) { return cudaMallocHost(ptr, bytes); }
 inline Error free_pinned(void* ptr) { return cudaFreeHost(ptr); }
+// The address kernels use for page-locked host memory (mapped; the same pointer under UVA).
+inline Error host_device_pointer(void* host, void** device) { return cudaHostGetDevicePointer(device, host, 0); }
 
 inline Error copy_h2d_async(void* dst, const void* src, size_t bytes, Stream s) {
     return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s);

@@ -59,6 +59,8 @@ inline Error malloc_device(void** ptr, size_t bytes) { return hipMalloc(ptr, byt
 inline Error free_device(void* ptr) { return hipFree(ptr); }
 inline Error malloc_pinned(void** ptr, size_t bytes) { return hipHostMalloc(ptr, bytes, hipHostMallocDefault); }
 inline Error free_pinned(void* ptr) { return hipHostFree(ptr); }
+// The address kernels use for page-locked host memory (hipHostMalloc maps it).
+inline Error host_device_pointer(void* host, void** device) { return hipHostGetDevicePointer(device, host, 0); }
 
 inline Error copy_h2d_async(void* dst, const void* src, size_t bytes, Stream s) {
     return hipMemcpyAsync(dst, src, bytes, hipMemcpyHostToDevice, s);
