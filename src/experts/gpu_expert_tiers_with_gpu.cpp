@@ -298,7 +298,7 @@ public:
             for (size_t s = 0; s < sets.size(); ++s) counts[s] = static_cast<int32_t>(sets[s].tiles);
             // By a kernel reading the host buffer where it is mapped (see fetch_routing).
             uint8_t* d_plan = dev_plan_.get<uint8_t>(g.pool(), layout.bytes);
-            if (void* view = host_plan_.buffer.device_view()) gpu::gpu_copy_words(d_plan, view, layout.bytes, g);
+            if (void* view = mapped(host_plan_, layout.bytes)) gpu::gpu_copy_words(d_plan, view, layout.bytes, g);
             else g.upload(d_plan, plan_host, layout.bytes);
             auto* d_sorted = reinterpret_cast<int32_t*>(d_plan + layout.sorted);
             auto* d_tiles = reinterpret_cast<int32_t*>(d_plan + layout.tiles);
@@ -382,7 +382,7 @@ public:
         if (cpu_part) {
             if (overlap) cpu_lane_task_->wait();
             else run_cpu_lane();
-            d_cpu_out = static_cast<const float*>(host_cpu_out_.buffer.device_view());
+            d_cpu_out = static_cast<const float*>(mapped(host_cpu_out_, static_cast<uint64_t>(n * e) * sizeof(float)));
             if (!d_cpu_out) {
                 float* copy = dev_cpu_out_.get<float>(g.pool(), static_cast<uint64_t>(n * e));
                 g.upload(copy, cpu_out, static_cast<uint64_t>(n * e) * sizeof(float));
@@ -480,6 +480,15 @@ private:
         return total;
     }
 
+    // The GPU's view of a page-locked buffer for a transfer of `bytes` through its mapping, or
+    // null: a copy then. Decode's transfers are a few KB, where the mapping wins (no copy engine
+    // to queue behind); a prompt batch's megabytes cross faster by a copy engine than by a
+    // kernel's reads or writes over the bus.
+    static void* mapped(const PinnedArray& a, uint64_t bytes) {
+        return bytes <= kMappedTransferBytes ? a.buffer.device_view() : nullptr;
+    }
+    static constexpr uint64_t kMappedTransferBytes = 64 << 10;
+
     // The step's ids, weights and (when `predicted`) predicted ids into host_ids_ (3 rows of k
     // per token) and h into host_h_. Written by kernels through the buffers' GPU mapping where
     // the runtime maps page-locked memory: a copy would take a copy engine, and wait behind the
@@ -488,8 +497,8 @@ private:
         const int64_t pairs = step.n_tokens * step.k;
         const auto bytes = static_cast<uint64_t>(pairs) * sizeof(int32_t);
         const uint64_t h_bytes = static_cast<uint64_t>(step.n_tokens * step.n_embd) * sizeof(float);
-        auto* ids_view = static_cast<int32_t*>(host_ids_.buffer.device_view());
-        auto* h_view = host_h_.buffer.device_view();
+        auto* ids_view = static_cast<int32_t*>(mapped(host_ids_, 3 * bytes));
+        auto* h_view = mapped(host_h_, h_bytes);
         const bool in_line = static_cast<const void*>(step.weights) == static_cast<const void*>(step.ids + pairs) &&
                              (!predicted || step.predicted_ids == step.ids + 2 * pairs);
         if (ids_view && h_view && in_line) {
