@@ -12,7 +12,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "model/arch/deepseek2_weights.h"
-#include "model/arch/step_batch.h"
+#include "model/arch/fused_step_model.h"
 #include "model/blocks/mla_attention_block.h"
 #include "model/blocks/moe_routing.h"
 #include "model/model.h"
@@ -22,7 +22,7 @@ namespace strata {
 
 namespace {
 
-class Deepseek2 final : public Model {
+class Deepseek2 final : public FusedStepModel {
 public:
     explicit Deepseek2(const ModelConfig& config) { config_ = config; }
 
@@ -34,21 +34,11 @@ public:
         return Status::ok();
     }
 
-    void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& ctx) override {
-        const SequenceStep step{batch.tokens, batch.n_tokens, batch.pos0, &kv, nullptr, logits, which};
-        run(std::span(&step, 1), batch.expert_source, ctx);
-    }
-    void forward_multi(std::span<const SequenceStep> steps, CpuContext& ctx) override { run(steps, nullptr, ctx); }
-    bool fuses_sequences() const override { return true; }
-
-    // One sequence or several, the same code: a one-step batch is the single-sequence forward.
-    void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) {
+    void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) override {
         const ModelConfig& c = config_;
-        const Batch& batch = gathered_.gather(steps, expert_source);
-        const int64_t n = batch.n_tokens, e = c.n_embd;
-        residual_.resize(static_cast<size_t>(n * e));
-        float* x = residual_.data();
-        cpu_get_rows(w_.token_embd, batch.tokens, n, x);
+        float* x = nullptr;
+        const Batch& batch = gather_and_embed(steps, expert_source, w_.token_embd, x);
+        const int64_t n = batch.n_tokens;
         for (uint32_t il = 0; il < c.n_layer; ++il) {
             const Deepseek2Layer& L = w_.layers[il];
             mla_attention_block(L.attn, c, rope_, kq_scale_, x, batch, il, ctx);
@@ -91,8 +81,6 @@ private:
     Deepseek2Weights w_;
     RopeTable rope_;
     float kq_scale_ = 1.0f;
-    StepBatch gathered_;
-    std::vector<float> residual_;
     ExpertAssignments routed_;
 };
 

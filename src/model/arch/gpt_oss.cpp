@@ -12,8 +12,8 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "backend/cpu/rope_table.h"
+#include "model/arch/fused_step_model.h"
 #include "model/arch/llama_family.h"
-#include "model/arch/step_batch.h"
 #include "model/blocks/moe_routing.h"
 #include "model/model.h"
 #include "model/weights.h"
@@ -22,7 +22,7 @@ namespace strata {
 
 namespace {
 
-class GptOss final : public Model {
+class GptOss final : public FusedStepModel {
 public:
     explicit GptOss(const ModelConfig& config) { config_ = config; }
 
@@ -36,21 +36,11 @@ public:
         return Status::ok();
     }
 
-    void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& ctx) override {
-        const SequenceStep step{batch.tokens, batch.n_tokens, batch.pos0, &kv, nullptr, logits, which};
-        run(std::span(&step, 1), batch.expert_source, ctx);
-    }
-    void forward_multi(std::span<const SequenceStep> steps, CpuContext& ctx) override { run(steps, nullptr, ctx); }
-    bool fuses_sequences() const override { return true; }
-
-    // One sequence or several, the same code: a one-step batch is the single-sequence forward.
-    void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) {
+    void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) override {
         const ModelConfig& c = config_;
-        const Batch& batch = gathered_.gather(steps, expert_source);
-        const int64_t n = batch.n_tokens, e = c.n_embd;
-        residual_.resize(static_cast<size_t>(n * e));
-        float* x = residual_.data();
-        cpu_get_rows(token_embd_, batch.tokens, n, x);
+        float* x = nullptr;
+        const Batch& batch = gather_and_embed(steps, expert_source, token_embd_, x);
+        const int64_t n = batch.n_tokens;
         for (uint32_t il = 0; il < c.n_layer; ++il) {
             attention(layers_[il], x, batch, il, ctx);
             moe(layers_[il], x, n, batch.expert_source, ctx);
@@ -111,8 +101,6 @@ private:
     Weight token_embd_, output_norm_, output_;
     std::vector<LlamaLayer> layers_;
     RopeTable rope_;
-    StepBatch gathered_;
-    std::vector<float> residual_;
     ExpertAssignments routed_;
 };
 

@@ -8,8 +8,8 @@
 
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
+#include "model/arch/fused_step_model.h"
 #include "model/arch/llama_family.h"
-#include "model/arch/step_batch.h"
 #include "model/model.h"
 
 namespace strata {
@@ -82,27 +82,16 @@ RopeTable gpt_oss_rope_table(const ModelConfig& c) {
 
 namespace {
 
-class LlamaFamily final : public Model {
+class LlamaFamily final : public FusedStepModel {
 public:
     LlamaFamily(const ModelConfig& config) { config_ = config; }
 
     Status load(const GgufFile& file) { return load_llama_weights(file, config_, weights_); }
 
-    void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& ctx) override {
-        const SequenceStep step{batch.tokens, batch.n_tokens, batch.pos0, &kv, nullptr, logits, which};
-        run(std::span(&step, 1), batch.expert_source, ctx);
-    }
-    void forward_multi(std::span<const SequenceStep> steps, CpuContext& ctx) override { run(steps, nullptr, ctx); }
-    bool fuses_sequences() const override { return true; }
-
-    // One sequence or several, the same code: a one-step batch is the single-sequence forward.
-    void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) {
+    void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) override {
         const ModelConfig& c = config_;
-        const Batch& batch = gathered_.gather(steps, expert_source);
-        const int64_t n = batch.n_tokens, e = c.n_embd;
-        residual_.resize(static_cast<size_t>(n * e));
-        float* x = residual_.data();
-        cpu_get_rows(weights_.token_embd, batch.tokens, n, x);
+        float* x = nullptr;
+        const Batch& batch = gather_and_embed(steps, expert_source, weights_.token_embd, x);
         for (uint32_t il = 0; il < c.n_layer; ++il) {
             const LlamaLayer& L = weights_.layers[il];
             attention_block(L.attn, c, x, batch, il, ctx);
@@ -114,8 +103,6 @@ public:
 
 private:
     LlamaWeights weights_;
-    StepBatch gathered_;
-    std::vector<float> residual_;
 };
 
 }  // namespace

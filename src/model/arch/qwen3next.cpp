@@ -15,8 +15,8 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "core/check.h"
+#include "model/arch/fused_step_model.h"
 #include "model/arch/qwen3next_weights.h"
-#include "model/arch/step_batch.h"
 #include "model/blocks/gated_delta_net_block.h"
 #include "model/model.h"
 #include "model/weights.h"
@@ -51,7 +51,7 @@ void shared_expert(const SharedExpertWeights& w, const Weight& norm, const Model
     }
 }
 
-class Qwen3Next final : public Model {
+class Qwen3Next final : public FusedStepModel {
 public:
     explicit Qwen3Next(const ModelConfig& config) { config_ = config; }
 
@@ -88,11 +88,7 @@ public:
         const SequenceStep step{batch.tokens, batch.n_tokens, batch.pos0, &kv, &state, logits, which};
         run(std::span(&step, 1), batch.expert_source, ctx);
     }
-    void forward_multi(std::span<const SequenceStep> steps, CpuContext& ctx) override { run(steps, nullptr, ctx); }
-    bool fuses_sequences() const override { return true; }
-
-    // One sequence or several, the same code: a one-step batch is the single-sequence forward.
-    void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) {
+    void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) override {
         const ModelConfig& c = config_;
         for (const SequenceStep& s : steps) {
             STRATA_CHECK(s.state != nullptr, "a hybrid model needs each sequence's recurrent state");
@@ -100,12 +96,10 @@ public:
             STRATA_CHECK(s.pos0 == s.state->n_past(),
                          "a recurrent state cannot be rewound: the batch must start where the last one ended");
         }
-        const Batch& batch = gathered_.gather(steps, expert_source);
+        float* x = nullptr;
+        const Batch& batch = gather_and_embed(steps, expert_source, token_embd_, x);
         const int64_t n = batch.n_tokens, e = c.n_embd;
-        residual_.resize(static_cast<size_t>(n * e));
         shared_out_.resize(static_cast<size_t>(n * e));
-        float* x = residual_.data();
-        cpu_get_rows(token_embd_, batch.tokens, n, x);
         for (uint32_t il = 0; il < c.n_layer; ++il) {
             const HybridLayer& L = layers_[il];
             if (L.recurrent) gated_delta_net_block(L.delta, c, x, batch, il, ctx);
@@ -121,8 +115,7 @@ public:
 private:
     Weight token_embd_, output_norm_, output_;
     std::vector<HybridLayer> layers_;
-    StepBatch gathered_;
-    std::vector<float> residual_, shared_out_;
+    std::vector<float> shared_out_;
     RecurrentState own_state_;              // the state plain forward() uses
     const KvCache* own_state_kv_ = nullptr;  // the cache of the sequence own_state_ belongs to
 };
