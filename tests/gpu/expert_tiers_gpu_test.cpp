@@ -7,9 +7,9 @@
 
 #include <cstdio>
 #include <numeric>
-#include <optional>
 
 #include "backend/gpu/gpu_model.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "model/parity.h"
 #include "runtime/gpu_placement.h"
@@ -96,27 +96,9 @@ INSTANTIATE_TEST_SUITE_P(Lanes, GpuExpertTiers,
                                            TierCase{"gptoss", 0, "cpu"}, TierCase{"gptoss", 3, "auto"}),
                          case_name);
 
-// A GPU test on the fixture model the parameter names: skipped without a GPU or the file; `file`
-// is the opened model, `cpu` a two-thread context.
-class GpuFixtureModel : public ::testing::TestWithParam<std::string> {
-protected:
-    void SetUp() override {
-        const std::string why = gpu_unavailable_reason();
-        if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
-        const std::string path = test::testdata_path("models/" + GetParam() + ".gguf");
-        STRATA_SKIP_IF_MISSING(path);
-        auto opened = GgufFile::open(path);
-        ASSERT_TRUE(opened) << opened.status().message();
-        file.emplace(std::move(*opened));
-    }
-    std::optional<GgufFile> file;
-    ThreadPool pool{ThreadPool::Options{.threads = 2}};
-    CpuContext cpu{pool};
-};
-
 // Streaming every miss runs the same kernels on the same bytes as the all-resident model (gpt-oss:
 // with its expert biases and clamped activation).
-class GpuExpertTiersExact : public GpuFixtureModel {};
+class GpuExpertTiersExact : public test::GpuFixtureModel {};
 
 TEST_P(GpuExpertTiersExact, StreamedEqualsResidentBitForBit) {
     auto logits_of = [&](Model& m) {
@@ -149,7 +131,7 @@ INSTANTIATE_TEST_SUITE_P(Models, GpuExpertTiersExact, ::testing::Values("qwen3mo
 // Decode with experts copied ahead (the next layer's router on this layer's input) computes the
 // same bits as decode that streams every miss when its layer routes: only where the copy came
 // from changes. The ring is made large enough to leave room above a step's k streamed experts.
-class GpuExpertTiersPrefetch : public GpuFixtureModel {};
+class GpuExpertTiersPrefetch : public test::GpuFixtureModel {};
 
 TEST_P(GpuExpertTiersPrefetch, CopiesAheadChangeNoBits) {
     auto decode = [&](Model& m) {

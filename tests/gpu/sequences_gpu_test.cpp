@@ -18,6 +18,7 @@
 #include "core/nmse.h"
 
 #include "backend/gpu/gpu_model.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "support/testdata.h"
 
@@ -48,20 +49,12 @@ private:
     CpuContext& cpu_;
 };
 
-class GpuHybridState : public ::testing::TestWithParam<std::string> {};
+class GpuHybridState : public test::GpuFixtureModel {};
 
 TEST_P(GpuHybridState, InterleavedSequencesEqualEachAlone) {
-    const std::string why = gpu_unavailable_reason();
-    if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
-    const std::string path = test::testdata_path("models/" + GetParam() + ".gguf");
-    STRATA_SKIP_IF_MISSING(path);
-    auto file = GgufFile::open(path);
-    ASSERT_TRUE(file);
     auto model = load_model_on(*file, ComputeOptions{.device = ComputeDevice::Gpu});
     ASSERT_TRUE(model) << model.status().message();
     Model& m = **model;
-    ThreadPool pool(ThreadPool::Options{.threads = 2});
-    CpuContext cpu(pool);
     Stepper stepper(m, cpu);
     const int64_t prompt = 9, steps = 5, total = prompt + steps, vocab = m.config().n_vocab;
     const auto make = [&](int32_t seed) {
@@ -95,21 +88,13 @@ TEST_P(GpuHybridState, InterleavedSequencesEqualEachAlone) {
 
 INSTANTIATE_TEST_SUITE_P(Hybrids, GpuHybridState, ::testing::Values("qwen3next", "qwen35moe"));
 
-class GpuFusedSequences : public ::testing::TestWithParam<std::string> {};
+class GpuFusedSequences : public test::GpuFixtureModel {};
 
 TEST_P(GpuFusedSequences, FusedStepsMatchEachAlone) {
-    const std::string why = gpu_unavailable_reason();
-    if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
-    const std::string path = test::testdata_path("models/" + GetParam() + ".gguf");
-    STRATA_SKIP_IF_MISSING(path);
-    auto file = GgufFile::open(path);
-    ASSERT_TRUE(file);
     auto model = load_model_on(*file, ComputeOptions{.device = ComputeDevice::Gpu});
     ASSERT_TRUE(model) << model.status().message();
     Model& m = **model;
     ASSERT_TRUE(m.fuses_sequences());
-    ThreadPool pool(ThreadPool::Options{.threads = 2});
-    CpuContext cpu(pool);
     Stepper stepper(m, cpu);
     const std::vector<int64_t> prompts = {5, 9, 3};
     const int64_t steps = 4, vocab = m.config().n_vocab;

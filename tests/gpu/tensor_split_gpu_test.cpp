@@ -14,6 +14,7 @@
 
 #include "backend/gpu/device_runtime.h"
 #include "backend/gpu/gpu_model.h"
+#include "fixture_model.h"
 #include "model/model.h"
 #include "model/parity.h"
 #include "op_parity.h"
@@ -33,17 +34,9 @@ struct CollectiveChoice {
     ~CollectiveChoice() { unsetenv("STRATA_GPU_COLLECTIVE"); }
 };
 
-class GpuTensorSplit : public ::testing::TestWithParam<std::string> {};
+class GpuTensorSplit : public test::GpuFixtureModel {};
 
 TEST_P(GpuTensorSplit, MatchesOneGpu) {
-    const std::string why = gpu_unavailable_reason();
-    if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
-    const std::string path = test::testdata_path("models/" + GetParam() + ".gguf");
-    STRATA_SKIP_IF_MISSING(path);
-    auto file = GgufFile::open(path);
-    ASSERT_TRUE(file);
-    ThreadPool pool(ThreadPool::Options{.threads = 2});
-    CpuContext cpu(pool);
     auto one = load_model_on(*file, ComputeOptions{.device = ComputeDevice::Gpu});
     ASSERT_TRUE(one) << one.status().message();
     const std::vector<float> want = test::split_test_logits(**one, cpu);
