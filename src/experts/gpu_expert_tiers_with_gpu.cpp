@@ -18,6 +18,7 @@
 #include "experts/expert_policy.h"
 #include "experts/expert_store.h"
 #include "experts/gpu_expert_tiers.h"
+#include "experts/miss_lanes.h"
 #include "plan/model_bytes.h"
 
 namespace strata {
@@ -389,7 +390,7 @@ public:
                 d_cpu_out = copy;
             }
         }
-        update_decode_share(!gpu_part || experts_done_.done());
+        lanes_.decode_feedback(!gpu_part || experts_done_.done());
         // The GPU's experts are combined into x fused with the next block's norm, as in the
         // all-resident forward (same kernel, same bits when every expert ran on the GPU); the CPU
         // lane's sum is added in the same pass.
@@ -458,10 +459,10 @@ public:
             st.seconds_wait_gpu += wait_s;
             st.seconds_cpu += cpu_s;
             st.seconds_plan += plan_s;
-            st.cpu_expert_us = cpu_expert_s_ * 1e6;
-            st.cpu_token_us = cpu_token_s_ * 1e6;
-            st.cpu_cost_scale = cpu_scale_;
-            st.decode_cpu_share = decode_cpu_share_;
+            st.cpu_expert_us = lanes_.cpu_expert_s() * 1e6;
+            st.cpu_token_us = lanes_.cpu_token_s() * 1e6;
+            st.cpu_cost_scale = lanes_.cpu_scale();
+            st.decode_cpu_share = lanes_.decode_cpu_share();
         }
         for (int32_t x : used_) by_expert_[static_cast<size_t>(x)].clear();
     }
@@ -544,70 +545,17 @@ private:
         return set.experts.size();
     }
 
-    // Moves misses with the fewest tokens from the link to the CPU while the CPU's share takes no
-    // longer than copying what remains (both lanes run at once, so the layer costs the longer).
-    // Among misses with as many tokens, the coldest by the cache policy go first: streamed ones
-    // may be admitted to the cache, the CPU's never are, and with skewed routing the hot misses
-    // are the ones worth keeping.
+    // The misses' lanes (experts/miss_lanes.h): cpu_lane_ and stream_lane_ from stream_lane_.
     void choose_cpu_lane(const TierLayer& L, int64_t li) {
-        cpu_pairs_ = 0;
-        if (stream_lane_.empty()) return;
-        if (options_.miss_lane == "stream") return;
-        std::stable_sort(stream_lane_.begin(), stream_lane_.end(), [&](int32_t a, int32_t b) {
-            const size_t ta = by_expert_[static_cast<size_t>(a)].size(), tb = by_expert_[static_cast<size_t>(b)].size();
-            if (ta != tb) return ta < tb;
-            return policy_->heat(id(li, a)) < policy_->heat(id(li, b));
-        });
-        const double copy_one = static_cast<double>(L.expert_bytes()) / (link_gbps_ * 1e9);
-        double copy_total = copy_one * static_cast<double>(stream_lane_.size());
-        double cpu_total = 0.0;
-        size_t moved = 0;
-        // Decode-like steps (every miss has one or two tokens) split by a share that feedback keeps
-        // where the CPU lane takes as long as the link's (update_decode_share): the CPU's cost per
-        // step is mostly fixed (waking the pool, three passes) at these sizes, which a per-expert
-        // cost model gets wrong in both directions.
-        const bool decode_like = by_expert_[static_cast<size_t>(stream_lane_.back())].size() <= 2;
-        if (decode_like && options_.miss_lane == "auto") {
-            moved = static_cast<size_t>(std::lround(decode_cpu_share_ * static_cast<double>(stream_lane_.size())));
-            decode_step_ = true;
-        } else {
-            decode_step_ = false;
-        }
+        misses_.clear();
         for (int32_t x : stream_lane_) {
-            if (decode_step_) break;
-            const double tokens = static_cast<double>(by_expert_[static_cast<size_t>(x)].size());
-            const double cpu_cost = cpu_scale_ * (cpu_expert_s_ + cpu_token_s_ * (tokens - 1.0));
-            if (options_.miss_lane != "cpu" && cpu_total + cpu_cost > copy_total - copy_one) break;
-            cpu_total += cpu_cost;
-            copy_total -= copy_one;
-            ++moved;
+            misses_.push_back({x, static_cast<int64_t>(by_expert_[static_cast<size_t>(x)].size()), policy_->heat(id(li, x))});
         }
-        // Now and then one miss goes to the CPU whatever the model says, so that a model which
-        // once judged the CPU too slow keeps being checked against what the CPU really does.
-        if (!decode_step_ && moved == 0 && stream_lane_.size() >= 2 && options_.miss_lane == "auto" &&
-            ++steps_since_cpu_ >= 32) {
-            moved = 1;
-            const double tokens = static_cast<double>(by_expert_[static_cast<size_t>(stream_lane_[0])].size());
-            cpu_total = cpu_scale_ * (cpu_expert_s_ + cpu_token_s_ * (tokens - 1.0));
-        }
-        if (moved > 0) steps_since_cpu_ = 0;
-        cpu_lane_.assign(stream_lane_.begin(), stream_lane_.begin() + static_cast<std::ptrdiff_t>(moved));
-        stream_lane_.erase(stream_lane_.begin(), stream_lane_.begin() + static_cast<std::ptrdiff_t>(moved));
-        std::sort(stream_lane_.begin(), stream_lane_.end());
+        const MissSplit& split = lanes_.split(misses_, L.expert_bytes());
+        cpu_lane_ = split.cpu;
+        stream_lane_ = split.streamed;
+        cpu_pairs_ = 0;
         for (int32_t x : cpu_lane_) cpu_pairs_ += by_expert_[static_cast<size_t>(x)].size();
-        predicted_cpu_s_ = decode_step_ ? 0.0 : cpu_total;
-    }
-
-    // Moves the decode share toward the lane that finished first: a CPU lane done while the
-    // GPU's part (the copies and the products after them) still ran takes a bigger share next
-    // time, one that finished last a smaller. Asking the GPU, rather than comparing with the
-    // link's modelled copy time, also counts what the model leaves out: the time to queue the
-    // copies and the GPU's own products.
-    void update_decode_share(bool gpu_part_done) {
-        if (!decode_step_) return;
-        const double step = 0.02;
-        if (!gpu_part_done) decode_cpu_share_ = std::min(1.0, decode_cpu_share_ + step);
-        else decode_cpu_share_ = std::max(0.0, decode_cpu_share_ - step);
     }
 
     // Σ over the CPU lane's pairs of weight · expert(h), per token, into out (n rows of e).
@@ -650,11 +598,7 @@ private:
                 ++row;
             }
         }
-        // Refine the CPU cost model with what this step took (slowly, to ride out noise).
-        if (predicted_cpu_s_ > 0) {
-            const double ratio = seconds_since(t0) / predicted_cpu_s_;
-            cpu_scale_ = std::clamp(0.9 * cpu_scale_ + 0.1 * cpu_scale_ * ratio, 0.25, 8.0);
-        }
+        lanes_.cpu_feedback(seconds_since(t0));  // refines the CPU cost model
     }
 
     // The CPU lane's per-expert biases (gpt-oss), on its rows in lane order: gate/up (ff wide)
@@ -738,6 +682,7 @@ private:
             best = std::max(best, gbps);
         }
         link_gbps_ = best > 0 ? best : 10.0;
+        lanes_.set_link(link_gbps_);
         step_done_.record(ctx.stream());
         if (summary) summary->link_gbps = link_gbps_;
     }
@@ -791,8 +736,8 @@ private:
             std::sort(times.begin(), times.end());
             return times[times.size() / 2];
         };
-        cpu_expert_s_ = run(1);
-        cpu_token_s_ = std::max(0.0, (run(8) - cpu_expert_s_) / 7.0);
+        const double one = run(1);
+        lanes_.set_cpu_costs(one, std::max(0.0, (run(8) - one) / 7.0));
     }
 
     GpuExpertTierOptions options_;
@@ -802,7 +747,7 @@ private:
     gpu::CopyBatch copies_;
     gpu::HostRegistration registration_;
     gpu::GpuEvent step_done_, half_free_[2], half_copied_[2];
-    gpu::GpuEvent experts_done_;  // the GPU's part of the step's experts (for update_decode_share)
+    gpu::GpuEvent experts_done_;  // the GPU's part of the step's experts (for MissLanes::decode_feedback)
     // Experts copied ahead for a layer (tier index `layer`; -1: none) into the top of staging half
     // layer & 1, as (expert, slot); the event marks their copies.
     struct Prefetched {
@@ -824,16 +769,14 @@ private:
 
     double link_gbps_ = 10.0;
     bool calibrated_ = false;
-    double cpu_expert_s_ = 1e-4, cpu_token_s_ = 1e-5, cpu_scale_ = 1.0, predicted_cpu_s_ = 0.0;
-    double decode_cpu_share_ = 0.5;
-    bool decode_step_ = false;
+    MissLanes lanes_{options_.miss_lane};
+    std::vector<MissedExpert> misses_;
 
     // Per-step scratch, reused.
     std::vector<std::vector<int32_t>> by_expert_;
     std::vector<int32_t> used_, hits_, cpu_lane_, stream_lane_, stream_slots_;
     uint64_t cpu_pairs_ = 0;
     int64_t step_k_ = 1;
-    int steps_since_cpu_ = 0;
     std::vector<uint32_t> residents_;
     std::vector<LaunchSet> sets_;
     std::vector<MatmulJob> gate_up_jobs_, down_jobs_;

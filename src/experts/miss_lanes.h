@@ -1,0 +1,81 @@
+#pragma once
+// Which of a MoE layer's missing experts (not in a VRAM slot) the CPU computes from RAM and which
+// are streamed over the link into staging slots and computed by the GPU: the decision half of the
+// GPU expert tiers (gpu_expert_tiers_with_gpu.cpp), free of GPU code so that it is tested on any
+// machine. Both lanes run at once, so a layer costs the longer of the two.
+// - Prompt-like steps (an expert with more than two tokens) go by a cost model: the CPU takes
+//   misses, fewest tokens first, while its predicted time stays within the copies' time of what
+//   is left. The CPU's per-expert and per-token costs are measured at start-up (set_cpu_costs)
+//   and scaled by what CPU steps really took (cpu_feedback). Every 32 such steps without a CPU
+//   share, one miss goes to the CPU anyway, so that a model that once judged the CPU too slow is
+//   checked against what it really does.
+// - Decode-like steps (one or two tokens per expert) split by a share that feedback keeps where
+//   both lanes end together (decode_feedback): at these sizes the CPU's cost is mostly fixed
+//   (waking the pool, three passes), which a per-expert model gets wrong in both directions.
+// - Among misses with as many tokens the coldest by the cache policy go to the CPU: streamed
+//   misses may be admitted to the cache, the CPU's never are.
+//
+//   MissLanes lanes("auto");
+//   lanes.set_link(54.0);  lanes.set_cpu_costs(1.2e-4, 2e-6);
+//   const MissSplit& s = lanes.split(misses, expert_bytes);   // s.cpu, s.streamed
+//   ... run both lanes ...
+//   lanes.decode_feedback(gpu_part_was_done_when_the_cpu_ended);
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+struct MissedExpert {
+    int32_t expert = 0;
+    int64_t tokens = 0;  // the step's tokens routed to it
+    double heat = 0;     // the cache policy's ExpertPolicy::heat: higher is hotter
+};
+
+struct MissSplit {
+    std::vector<int32_t> cpu;       // in the order they were chosen (coldest, fewest tokens first)
+    std::vector<int32_t> streamed;  // by expert id
+    bool decode_like = false;       // split by the decode share (decode_feedback applies)
+    double predicted_cpu_s = 0;     // the cost model's CPU time (prompt-like steps; 0 otherwise)
+};
+
+class MissLanes {
+public:
+    // mode: "auto" (both lanes, as above), "cpu" (every miss on the CPU) or "stream".
+    explicit MissLanes(std::string mode) : mode_(std::move(mode)) {}
+
+    void set_link(double gbps) { link_gbps_ = gbps > 0 ? gbps : link_gbps_; }
+    void set_cpu_costs(double expert_s, double token_s) { cpu_expert_s_ = expert_s, cpu_token_s_ = token_s; }
+
+    // Splits one step's misses (any order); the result stays valid until the next call.
+    const MissSplit& split(std::vector<MissedExpert> misses, uint64_t expert_bytes);
+    // After a step (ignored unless the last split was decode-like): whether the GPU's part (the copies and the products
+    // after them) was already done when the CPU lane ended. A CPU that finished first takes a
+    // bigger share next time, one that finished last a smaller.
+    void decode_feedback(bool gpu_part_done);
+    // After a prompt-like step's CPU lane: the seconds it took, against the predicted time.
+    void cpu_feedback(double seconds);
+
+    double decode_cpu_share() const { return decode_cpu_share_; }
+    double cpu_scale() const { return cpu_scale_; }
+    double cpu_expert_s() const { return cpu_expert_s_; }
+    double cpu_token_s() const { return cpu_token_s_; }
+
+    static constexpr double kDecodeShareStep = 0.02;
+    static constexpr int kStepsBetweenCpuChecks = 32;
+
+private:
+    double cpu_cost(int64_t tokens) const {
+        return cpu_scale_ * (cpu_expert_s_ + cpu_token_s_ * (static_cast<double>(tokens) - 1.0));
+    }
+
+    std::string mode_;
+    double link_gbps_ = 10.0;
+    double cpu_expert_s_ = 1e-4, cpu_token_s_ = 1e-5, cpu_scale_ = 1.0;
+    double decode_cpu_share_ = 0.5;
+    int steps_since_cpu_ = 0;
+    MissSplit split_;
+};
+
+}  // namespace strata

@@ -1,0 +1,94 @@
+// The split of a layer's missing experts between the CPU lane and the link (experts/miss_lanes.h),
+// on hand-computed cases: forced lanes, the decode share and its feedback, the cost model of
+// prompt-like steps, the periodic CPU check, and the coldest-first order.
+#include "experts/miss_lanes.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace strata {
+namespace {
+
+std::vector<MissedExpert> decode_misses(int n) {  // one token each, heat = 10 × expert id
+    std::vector<MissedExpert> m;
+    for (int i = 0; i < n; ++i) m.push_back({i, 1, 10.0 * i});
+    return m;
+}
+
+TEST(MissLanes, ForcedLanes) {
+    MissLanes stream("stream");
+    const MissSplit& s = stream.split({{7, 1, 0}, {3, 40, 0}, {5, 1, 0}}, 1 << 20);
+    EXPECT_TRUE(s.cpu.empty());
+    EXPECT_EQ(s.streamed, (std::vector<int32_t>{3, 5, 7}));
+    MissLanes cpu("cpu");
+    for (int64_t tokens : {1, 40}) {
+        const MissSplit& c = cpu.split({{7, tokens, 0}, {3, tokens, 0}}, 1 << 20);
+        EXPECT_EQ(c.cpu.size(), 2u) << tokens << " tokens";
+        EXPECT_TRUE(c.streamed.empty());
+        EXPECT_FALSE(c.decode_like);
+    }
+}
+
+// Decode-like steps: the share (0.5 at first) of the misses goes to the CPU, coldest first.
+TEST(MissLanes, DecodeShareTakesTheColdest) {
+    MissLanes lanes("auto");
+    std::vector<MissedExpert> misses = decode_misses(8);
+    misses[6].heat = -1.0;  // expert 6 is the coldest of all
+    const MissSplit& s = lanes.split(misses, 1 << 20);
+    EXPECT_TRUE(s.decode_like);
+    EXPECT_EQ(s.cpu, (std::vector<int32_t>{6, 0, 1, 2}));
+    EXPECT_EQ(s.streamed, (std::vector<int32_t>{3, 4, 5, 7}));
+    EXPECT_EQ(s.predicted_cpu_s, 0.0);
+}
+
+// The share moves 0.02 toward the lane that finished first, within [0, 1]; a prompt-like split
+// leaves it alone.
+TEST(MissLanes, DecodeFeedbackMovesTheShare) {
+    MissLanes lanes("auto");
+    lanes.split(decode_misses(8), 1 << 20);
+    for (int i = 0; i < 40; ++i) lanes.decode_feedback(false);  // the GPU's part still ran: CPU takes more
+    EXPECT_DOUBLE_EQ(lanes.decode_cpu_share(), 1.0);
+    EXPECT_EQ(lanes.split(decode_misses(8), 1 << 20).cpu.size(), 8u);
+    for (int i = 0; i < 10; ++i) lanes.decode_feedback(true);
+    EXPECT_NEAR(lanes.decode_cpu_share(), 0.8, 1e-12);
+    EXPECT_EQ(lanes.split(decode_misses(5), 1 << 20).cpu.size(), 4u);  // round(0.8 · 5)
+    lanes.split({{0, 3, 0}, {1, 9, 0}}, 1 << 20);                       // prompt-like
+    lanes.decode_feedback(true);
+    EXPECT_NEAR(lanes.decode_cpu_share(), 0.8, 1e-12);
+}
+
+// Link 10 GB/s and 10 MB experts: 1 ms a copy. CPU 1.5 ms an expert + 0.1 ms a further token.
+// Misses of 3, 5, 10 and 20 tokens: the 3-token one costs 1.7 ms against 3 ms of copies left →
+// CPU; the 5-token one would make 3.6 ms against 2 ms → stays on the link, and so do the rest.
+TEST(MissLanes, PromptStepsFollowTheCostModel) {
+    MissLanes lanes("auto");
+    lanes.set_link(10.0);
+    lanes.set_cpu_costs(1.5e-3, 1e-4);
+    const MissSplit& s = lanes.split({{4, 20, 0}, {9, 5, 0}, {2, 3, 0}, {7, 10, 0}}, 10'000'000);
+    EXPECT_FALSE(s.decode_like);
+    EXPECT_EQ(s.cpu, (std::vector<int32_t>{2}));
+    EXPECT_EQ(s.streamed, (std::vector<int32_t>{4, 7, 9}));
+    EXPECT_NEAR(s.predicted_cpu_s, 1.7e-3, 1e-12);
+    // That step took twice the prediction: the scale moves a tenth of the way, 1 → 1.1.
+    lanes.cpu_feedback(3.4e-3);
+    EXPECT_NEAR(lanes.cpu_scale(), 1.1, 1e-12);
+}
+
+// A CPU the model judges too slow still gets one miss every 32 prompt-like steps.
+TEST(MissLanes, PeriodicCpuCheck) {
+    MissLanes lanes("auto");
+    lanes.set_link(10.0);
+    lanes.set_cpu_costs(1.0, 0.0);  // a second an expert: never worth it by the model
+    for (int step = 1; step <= 2 * MissLanes::kStepsBetweenCpuChecks; ++step) {
+        const MissSplit& s = lanes.split({{1, 4, 0}, {2, 8, 0}}, 10'000'000);
+        const bool check = step % MissLanes::kStepsBetweenCpuChecks == 0;
+        EXPECT_EQ(s.cpu.size(), check ? 1u : 0u) << "step " << step;
+        if (check) {
+            EXPECT_EQ(s.cpu[0], 1);  // the fewest tokens
+        }
+    }
+}
+
+}  // namespace
+}  // namespace strata
