@@ -201,12 +201,16 @@ int run_bench(const BenchOptions& o) {
             fmt::print("| {:>13} | {:>11.2f} ± {:>6.2f} | {:>10} | {:>6} |\n", name, s.mean, s.sd, "", "");
         }
         if (!o.json && !tiers.is_null()) {
-            fmt::print("|               | experts: hit {:.1f}%, CPU {:.1f}%, streamed {:.1f}% (copied ahead {:.1f}%; {:.0f}% of the "
-                       "copies made ahead used); per token: GPU wait {:.2f} ms, CPU experts {:.2f} ms, host {:.2f} ms, {:.1f} MB "
-                       "streamed |\n",
+            // Experts copied ahead (prefetch) are a part of the streamed ones; named when there were any.
+            const double ahead = tiers["ahead_share"].get<double>();
+            const std::string ahead_note =
+                ahead > 0 ? fmt::format(" (copied ahead {:.1f}%; {:.0f}% of the copies made ahead used)", 100 * ahead,
+                                        100 * tiers["ahead_used"].get<double>())
+                          : "";
+            fmt::print("|               | experts: hit {:.1f}%, CPU {:.1f}%, streamed {:.1f}%{}; per token: GPU wait {:.2f} ms, "
+                       "CPU experts {:.2f} ms, host {:.2f} ms, {:.1f} MB streamed |\n",
                        100 * tiers["hit_rate"].get<double>(), 100 * tiers["cpu_share"].get<double>(),
-                       100 * tiers["streamed_share"].get<double>(), 100 * tiers["ahead_share"].get<double>(),
-                       100 * tiers["ahead_used"].get<double>(), tiers["ms_wait_gpu_per_token"].get<double>(),
+                       100 * tiers["streamed_share"].get<double>(), ahead_note, tiers["ms_wait_gpu_per_token"].get<double>(),
                        tiers["ms_cpu_experts_per_token"].get<double>(), tiers["ms_host_plan_per_token"].get<double>(),
                        tiers["streamed_mb_per_token"].get<double>());
         }

@@ -25,6 +25,10 @@ std::string expert_rows(const GpuPlacement& p) {
     gauge(out, "strata_expert_cpu_total", "Routed experts computed by the CPU from RAM", "counter", "", static_cast<double>(st.cpu_experts));
     gauge(out, "strata_expert_streamed_total", "Routed experts copied to VRAM and computed there", "counter", "",
           static_cast<double>(st.streamed_experts));
+    gauge(out, "strata_expert_prefetched_total", "Experts copied to VRAM ahead of their layer's routing (prefetch)", "counter",
+          "", static_cast<double>(st.prefetched));
+    gauge(out, "strata_expert_prefetch_used_total", "Streamed expert uses served by a copy made ahead", "counter", "",
+          static_cast<double>(st.prefetch_hits));
     gauge(out, "strata_expert_hit_rate", "Share of expert uses found in VRAM since start", "gauge", "", st.hit_rate());
     gauge(out, "strata_expert_streamed_bytes_total", "Expert bytes copied host to VRAM", "counter", "", static_cast<double>(st.bytes_streamed));
     gauge(out, "strata_expert_cache_slots", "VRAM cache slots of the expert tiers", "gauge", "", static_cast<double>(p.cache_slots));
