@@ -405,7 +405,9 @@ public:
         step_done_.record(stream);
 
         // 6. The policy: streamed experts it admits keep their slot; the victim's joins the ring.
-        std::vector<uint32_t> used_ids, streamed_ids;
+        std::vector<uint32_t>& used_ids = used_ids_;
+        std::vector<uint32_t>& streamed_ids = streamed_ids_;
+        used_ids.clear(), streamed_ids.clear();
         for (int32_t x : used_) used_ids.push_back(id(li, x));
         for (int32_t x : stream_lane_) streamed_ids.push_back(id(li, x));
         for (const auto& [x, slot] : prefetch_hits_) {  // copied in too: as worth keeping as the streamed
@@ -777,7 +779,7 @@ private:
     std::vector<int32_t> used_, hits_, cpu_lane_, stream_lane_, stream_slots_;
     uint64_t cpu_pairs_ = 0;
     int64_t step_k_ = 1;
-    std::vector<uint32_t> residents_;
+    std::vector<uint32_t> residents_, used_ids_, streamed_ids_;
     std::vector<LaunchSet> sets_;
     std::vector<MatmulJob> gate_up_jobs_, down_jobs_;
     PinnedArray host_ids_, host_h_, host_plan_, host_cpu_out_;

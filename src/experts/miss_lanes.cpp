@@ -5,7 +5,7 @@
 
 namespace strata {
 
-const MissSplit& MissLanes::split(std::vector<MissedExpert> misses, uint64_t expert_bytes) {
+const MissSplit& MissLanes::split(std::vector<MissedExpert>& misses, uint64_t expert_bytes) {
     MissSplit& s = split_;
     s.cpu.clear(), s.streamed.clear();
     s.decode_like = false, s.predicted_cpu_s = 0;

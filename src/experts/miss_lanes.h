@@ -48,8 +48,9 @@ public:
     void set_link(double gbps) { link_gbps_ = gbps > 0 ? gbps : link_gbps_; }
     void set_cpu_costs(double expert_s, double token_s) { cpu_expert_s_ = expert_s, cpu_token_s_ = token_s; }
 
-    // Splits one step's misses (any order); the result stays valid until the next call.
-    const MissSplit& split(std::vector<MissedExpert> misses, uint64_t expert_bytes);
+    // Splits one step's misses (any order; sorted here, in the order of choice); the result stays
+    // valid until the next call. Neither allocates once its vectors have grown to a step's size.
+    const MissSplit& split(std::vector<MissedExpert>& misses, uint64_t expert_bytes);
     // After a step (ignored unless the last split was decode-like): whether the GPU's part (the copies and the products
     // after them) was already done when the CPU lane ended. A CPU that finished first takes a
     // bigger share next time, one that finished last a smaller.

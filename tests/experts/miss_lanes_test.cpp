@@ -10,6 +10,11 @@
 namespace strata {
 namespace {
 
+// MissLanes::split on a list written in place (it sorts its argument); a copy of the result.
+MissSplit split(MissLanes& lanes, std::vector<MissedExpert> misses, uint64_t expert_bytes) {
+    return lanes.split(misses, expert_bytes);
+}
+
 std::vector<MissedExpert> decode_misses(int n) {  // one token each, heat = 10 × expert id
     std::vector<MissedExpert> m;
     for (int i = 0; i < n; ++i) m.push_back({i, 1, 10.0 * i});
@@ -18,12 +23,12 @@ std::vector<MissedExpert> decode_misses(int n) {  // one token each, heat = 10 �
 
 TEST(MissLanes, ForcedLanes) {
     MissLanes stream("stream");
-    const MissSplit& s = stream.split({{7, 1, 0}, {3, 40, 0}, {5, 1, 0}}, 1 << 20);
+    const MissSplit& s = split(stream, {{7, 1, 0}, {3, 40, 0}, {5, 1, 0}}, 1 << 20);
     EXPECT_TRUE(s.cpu.empty());
     EXPECT_EQ(s.streamed, (std::vector<int32_t>{3, 5, 7}));
     MissLanes cpu("cpu");
     for (int64_t tokens : {1, 40}) {
-        const MissSplit& c = cpu.split({{7, tokens, 0}, {3, tokens, 0}}, 1 << 20);
+        const MissSplit& c = split(cpu, {{7, tokens, 0}, {3, tokens, 0}}, 1 << 20);
         EXPECT_EQ(c.cpu.size(), 2u) << tokens << " tokens";
         EXPECT_TRUE(c.streamed.empty());
         EXPECT_FALSE(c.decode_like);
@@ -35,7 +40,7 @@ TEST(MissLanes, DecodeShareTakesTheColdest) {
     MissLanes lanes("auto");
     std::vector<MissedExpert> misses = decode_misses(8);
     misses[6].heat = -1.0;  // expert 6 is the coldest of all
-    const MissSplit& s = lanes.split(misses, 1 << 20);
+    const MissSplit& s = split(lanes, misses, 1 << 20);
     EXPECT_TRUE(s.decode_like);
     EXPECT_EQ(s.cpu, (std::vector<int32_t>{6, 0, 1, 2}));
     EXPECT_EQ(s.streamed, (std::vector<int32_t>{3, 4, 5, 7}));
@@ -46,14 +51,14 @@ TEST(MissLanes, DecodeShareTakesTheColdest) {
 // leaves it alone.
 TEST(MissLanes, DecodeFeedbackMovesTheShare) {
     MissLanes lanes("auto");
-    lanes.split(decode_misses(8), 1 << 20);
+    split(lanes, decode_misses(8), 1 << 20);
     for (int i = 0; i < 40; ++i) lanes.decode_feedback(false);  // the GPU's part still ran: CPU takes more
     EXPECT_DOUBLE_EQ(lanes.decode_cpu_share(), 1.0);
-    EXPECT_EQ(lanes.split(decode_misses(8), 1 << 20).cpu.size(), 8u);
+    EXPECT_EQ(split(lanes, decode_misses(8), 1 << 20).cpu.size(), 8u);
     for (int i = 0; i < 10; ++i) lanes.decode_feedback(true);
     EXPECT_NEAR(lanes.decode_cpu_share(), 0.8, 1e-12);
-    EXPECT_EQ(lanes.split(decode_misses(5), 1 << 20).cpu.size(), 4u);  // round(0.8 · 5)
-    lanes.split({{0, 3, 0}, {1, 9, 0}}, 1 << 20);                       // prompt-like
+    EXPECT_EQ(split(lanes, decode_misses(5), 1 << 20).cpu.size(), 4u);  // round(0.8 · 5)
+    split(lanes, {{0, 3, 0}, {1, 9, 0}}, 1 << 20);                       // prompt-like
     lanes.decode_feedback(true);
     EXPECT_NEAR(lanes.decode_cpu_share(), 0.8, 1e-12);
 }
@@ -65,7 +70,7 @@ TEST(MissLanes, PromptStepsFollowTheCostModel) {
     MissLanes lanes("auto");
     lanes.set_link(10.0);
     lanes.set_cpu_costs(1.5e-3, 1e-4);
-    const MissSplit& s = lanes.split({{4, 20, 0}, {9, 5, 0}, {2, 3, 0}, {7, 10, 0}}, 10'000'000);
+    const MissSplit& s = split(lanes, {{4, 20, 0}, {9, 5, 0}, {2, 3, 0}, {7, 10, 0}}, 10'000'000);
     EXPECT_FALSE(s.decode_like);
     EXPECT_EQ(s.cpu, (std::vector<int32_t>{2}));
     EXPECT_EQ(s.streamed, (std::vector<int32_t>{4, 7, 9}));
@@ -81,7 +86,7 @@ TEST(MissLanes, PeriodicCpuCheck) {
     lanes.set_link(10.0);
     lanes.set_cpu_costs(1.0, 0.0);  // a second an expert: never worth it by the model
     for (int step = 1; step <= 2 * MissLanes::kStepsBetweenCpuChecks; ++step) {
-        const MissSplit& s = lanes.split({{1, 4, 0}, {2, 8, 0}}, 10'000'000);
+        const MissSplit& s = split(lanes, {{1, 4, 0}, {2, 8, 0}}, 10'000'000);
         const bool check = step % MissLanes::kStepsBetweenCpuChecks == 0;
         EXPECT_EQ(s.cpu.size(), check ? 1u : 0u) << "step " << step;
         if (check) {
