@@ -111,6 +111,10 @@ public:
     // before them drains: a CUDA device of sm_90 or newer running kernels built for it, unless
     // STRATA_GPU_PDL=0.
     bool chained_launches() const { return chained_launches_; }
+    // A timing study's switch (GpuTransformer::op, STRATA_GPU_ABLATE): while muted, launch_chained
+    // queues nothing, so a decode step shows what an op's kernels cost. Outputs are wrong then.
+    bool launches_muted() const { return launches_muted_; }
+    void mute_launches(bool muted) { launches_muted_ = muted; }
     DevicePool& pool() { return pool_; }
 
     void* scratch(int slot, uint64_t bytes);
@@ -132,6 +136,7 @@ private:
     DevicePool& pool_;
     DeviceInfo info_;
     bool chained_launches_ = false;
+    bool launches_muted_ = false;
     void* stream_ = nullptr;
     std::vector<DeviceBuffer> slots_;
     uint64_t scratch_generation_ = 0;

@@ -59,6 +59,8 @@ struct GpuRope {
 void gpu_rope(float* x, int64_t n_tokens, int64_t n_head, const GpuRope& p, const int32_t* positions, GpuContext& ctx);
 
 void gpu_swiglu(float* gate, const float* up, int64_t n, GpuContext& ctx);  // gate = silu(gate) · up
+// n chained kernels that do nothing but wait for the one before (a timing study's unit launch).
+void gpu_empty_launches(int n, GpuContext& ctx);
 void gpu_add(float* x, const float* y, int64_t n, GpuContext& ctx);         // x += y
 // Copies `bytes` (a multiple of 4; both addresses 4-byte aligned) by a kernel, where either side
 // may be page-locked host memory seen through its mapping (PinnedBuffer::device_view()). A copy

@@ -176,7 +176,17 @@ protected:
     // Runs f as the op `name`: bracketed by the profiler's events when profiling, else just f.
     template <typename F> void op(const char* name, F&& f) {
         OpScope scope(cur_->ctx(), name);
+        const OpAblation& study = op_ablation();
+        if (!study.active()) {
+            f();
+            return;
+        }
+        GpuContext& g = cur_->ctx();
+        const bool was_muted = g.launches_muted();
+        g.mute_launches(was_muted || study.mutes(name));
         f();
+        g.mute_launches(was_muted);
+        gpu_empty_launches(study.extra_launches, g);
     }
     // x += attn(h), h = norm(x) on entry, as attention_block; leaves h = ffn_norm(x).
     void attention(const GpuAttentionWeights& w, float* x, float* h, int64_t n, const int32_t* positions, int64_t layer,

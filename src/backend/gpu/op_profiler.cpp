@@ -2,6 +2,9 @@
 // creates events only the first time it reaches a new op count.
 #include "backend/gpu/op_profiler.h"
 
+#include <cstdio>
+#include <string_view>
+
 #include "core/check.h"
 
 namespace strata::gpu {
@@ -29,6 +32,45 @@ void OpProfiler::flush() {
         totals.add(names_[i], static_cast<double>(events_[2 * i + 1]->ms_since(*events_[2 * i])));
     }
     open_ = 0;
+}
+
+}  // namespace strata::gpu
+
+namespace strata::gpu {
+
+bool OpAblation::mutes(const char* op) const {
+    const std::string_view name(op);
+    for (const std::string& pattern : names) {
+        if (!pattern.empty() && pattern.back() == '*') {
+            if (name.starts_with(std::string_view(pattern).substr(0, pattern.size() - 1))) return true;
+        } else if (name == pattern) {
+            return true;
+        }
+    }
+    return false;
+}
+
+const OpAblation& op_ablation() {
+    static const OpAblation ablation = [] {
+        OpAblation a;
+        if (const char* v = std::getenv("STRATA_GPU_ABLATE"); v != nullptr) {
+            std::string_view list(v);
+            while (!list.empty()) {
+                const size_t comma = list.find(',');
+                const std::string_view item = list.substr(0, comma);
+                if (!item.empty()) a.names.emplace_back(item);
+                list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+            }
+        }
+        if (const char* v = std::getenv("STRATA_GPU_EXTRA_LAUNCHES"); v != nullptr) a.extra_launches = std::atoi(v);
+        if (a.active()) {
+            std::fprintf(stderr,
+                         "strata: STRATA_GPU_ABLATE / STRATA_GPU_EXTRA_LAUNCHES are set: a timing study, every "
+                         "output of the GPU forward is wrong\n");
+        }
+        return a;
+    }();
+    return ablation;
 }
 
 }  // namespace strata::gpu

@@ -93,6 +93,20 @@ private:
     size_t open_ = 0;  // ops begun since the last flush
 };
 
+// A timing study, read once from the environment: STRATA_GPU_ABLATE=NAME[,NAME...] (op names as
+// --gpu-profile prints them; a trailing '*' matches a prefix) makes the forward queue no chained
+// kernel for those ops, and STRATA_GPU_EXTRA_LAUNCHES=N queues N empty chained kernels after every
+// op. Comparing decode speed with and without them gives what an op, or one launch, costs inside a
+// replayed graph, where per-op events cannot time anything. Outputs are wrong while either is set,
+// and the process says so on stderr.
+struct OpAblation {
+    std::vector<std::string> names;
+    int extra_launches = 0;
+    bool active() const { return !names.empty() || extra_launches > 0; }
+    bool mutes(const char* op) const;
+};
+const OpAblation& op_ablation();
+
 // Brackets the ops queued during its lifetime; nothing when the context has no profiler.
 class OpScope {
 public:

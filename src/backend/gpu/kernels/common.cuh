@@ -34,6 +34,7 @@ inline unsigned grid_for(int64_t n, int block) { return static_cast<unsigned>((n
 template <typename... Params, typename... Args>
 void launch_chained(const GpuContext& ctx, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
                     Args&&... args) {
+    if (ctx.launches_muted()) return;
     STRATA_GPU_CHECK(vendor::launch_chained(kernel, grid, block, smem, stream_of(ctx), ctx.chained_launches(),
                                             std::forward<Args>(args)...));
 }
