@@ -91,6 +91,7 @@ __global__ void router_route_plan_kernel(const uint8_t* w, uint64_t row_bytes, i
     if (o < n_expert) {
         const uint8_t* row = w + static_cast<uint64_t>(o) * row_bytes;
         float acc = 0.0f;
+#pragma unroll 2  // a lane's chunks' loads in flight together (2048-wide rows give each lane two)
         for (int64_t ch = lane; ch < n_in / 32; ch += vendor::kWarpSize) {
             float v[32];
             dequant_chunk<T>(row, ch, v);

@@ -37,6 +37,26 @@ template <int N> __device__ __forceinline__ void load_words_a2(const uint8_t* p,
     }
 }
 
+// N 32-bit words from an address that is only 2-byte aligned, by N + 1 aligned word loads joined
+// by funnel shifts where the address is off a word boundary (half the loads of 16-bit pieces).
+// It reads the 2 bytes before p and the 2 after p + 4N then: the caller guarantees they lie in
+// the same block (Q6_K's ql and qh are followed by more of the block and preceded by it or by
+// the previous block).
+template <int N> __device__ __forceinline__ void load_words_a2_inner(const uint8_t* p, int* out) {
+    if ((reinterpret_cast<uintptr_t>(p) & 3) == 0) {
+        const int* w = reinterpret_cast<const int*>(p);
+#pragma unroll
+        for (int i = 0; i < N; ++i) out[i] = w[i];
+    } else {
+        const uint32_t* w = reinterpret_cast<const uint32_t*>(p - 2);
+        uint32_t words[N + 1];
+#pragma unroll
+        for (int i = 0; i <= N; ++i) words[i] = w[i];
+#pragma unroll
+        for (int i = 0; i < N; ++i) out[i] = static_cast<int>((words[i] >> 16) | (words[i + 1] << 16));
+    }
+}
+
 // N words from a 16-byte-aligned address.
 template <int N> __device__ __forceinline__ void load_words_a16(const uint8_t* p, int* out) {
     const int4* v = reinterpret_cast<const int4*>(p);
@@ -246,8 +266,8 @@ template <> struct Q8Dot<TensorType::Q6_K> {
         const BlockQ6_K& b = reinterpret_cast<const BlockQ6_K*>(row)[u / 4];
         const int r = static_cast<int>(u % 4), half = r / 2, g = r % 2;
         int ql[8], qh[8];
-        load_words_a2<8>(b.ql + 64 * half + 32 * g, ql);
-        load_words_a2<8>(b.qh + 32 * half, qh);
+        load_words_a2_inner<8>(b.ql + 64 * half + 32 * g, ql);  // ql, then qh and scales: inner
+        load_words_a2_inner<8>(b.qh + 32 * half, qh);
         Unit w;
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
