@@ -22,10 +22,12 @@ def mean(*v):
 RATIOS = [
     ("kept: tg128 (r5)", mean(344.62, 346.82, 347.32) / mean(324.05, 326.98, 326.27)),
     ("kept: pp512 (r5)", 10189.66 / 9830.80),
+    ("kept: 32 slices, d8192 (r7)", mean(275.18, 273.22) / mean(263.50, 263.38)),
     ("tried: two units a round, tg128 (r5)", mean(321.60, 322.07, 322.89) / mean(324.05, 326.98, 326.27)),
     ("tried: merge via shared, d8192 (r6)", mean(258.25, 258.37) / mean(265.71, 265.39)),
     ("tried: 16-lane rows, tg128 (r6)", mean(343.80, 347.39) / mean(348.32, 348.38)),
     ("tried: 8-lane rows, tg128 (r6)", mean(316.73, 316.72) / mean(348.32, 348.38)),
+    ("tried: 16 slices, d8192 (r7)", mean(242.78, 243.71) / mean(263.50, 263.38)),
 ]
 
 
