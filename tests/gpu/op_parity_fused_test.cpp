@@ -91,7 +91,9 @@ TEST_F(GpuFused, QkNormRopeStore) {
 TEST_F(GpuFused, AddRmsNorm) {
     std::mt19937 rng(12);
     struct Shape { int64_t rows, n; bool weight; };
-    for (const Shape s : {Shape{1, 2048, true}, Shape{7, 1000, true}, Shape{3, 64, false}}) {
+    // Rows held 1, 2 and 8 values a thread, and one too long to hold (walked).
+    for (const Shape s : {Shape{1, 2048, true}, Shape{7, 1000, true}, Shape{3, 64, false}, Shape{2, 7168, true},
+                          Shape{1, 9000, false}}) {
         const std::vector<float> x = random_floats(rng, static_cast<size_t>(s.rows * s.n), 3.0f);
         const std::vector<float> y = random_floats(rng, x.size());
         const std::vector<float> w = random_floats(rng, static_cast<size_t>(s.n));
@@ -138,7 +140,8 @@ TEST_F(GpuFused, CopyWordsThroughHostMapping) {
 TEST_F(GpuFused, MoeCombineRmsNorm) {
     std::mt19937 rng(13);
     struct Shape { int64_t n_tokens, k, n; bool addend; };
-    for (const Shape s : {Shape{1, 8, 2048, false}, Shape{5, 4, 256, false}, Shape{1, 8, 2048, true}, Shape{3, 4, 256, true}}) {
+    for (const Shape s : {Shape{1, 8, 2048, false}, Shape{5, 4, 256, false}, Shape{1, 8, 2048, true}, Shape{3, 4, 256, true},
+                          Shape{1, 8, 7168, true}, Shape{2, 3, 9000, false}}) {
         const std::vector<float> x = random_floats(rng, static_cast<size_t>(s.n_tokens * s.n), 2.0f);
         const std::vector<float> expert_out = random_floats(rng, static_cast<size_t>(s.n_tokens * s.k * s.n));
         const std::vector<float> weights = random_floats(rng, static_cast<size_t>(s.n_tokens * s.k));

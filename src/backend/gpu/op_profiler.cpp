@@ -2,6 +2,7 @@
 // creates events only the first time it reaches a new op count.
 #include "backend/gpu/op_profiler.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string_view>
 
@@ -50,19 +51,24 @@ bool OpAblation::mutes(const char* op) const {
     return false;
 }
 
+OpAblation parse_op_ablation(const char* ablate, const char* extra_launches) {
+    OpAblation a;
+    if (ablate != nullptr) {
+        std::string_view list(ablate);
+        while (!list.empty()) {
+            const size_t comma = list.find(',');
+            const std::string_view item = list.substr(0, comma);
+            if (!item.empty()) a.names.emplace_back(item);
+            list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+        }
+    }
+    if (extra_launches != nullptr) a.extra_launches = std::max(0, std::atoi(extra_launches));
+    return a;
+}
+
 const OpAblation& op_ablation() {
     static const OpAblation ablation = [] {
-        OpAblation a;
-        if (const char* v = std::getenv("STRATA_GPU_ABLATE"); v != nullptr) {
-            std::string_view list(v);
-            while (!list.empty()) {
-                const size_t comma = list.find(',');
-                const std::string_view item = list.substr(0, comma);
-                if (!item.empty()) a.names.emplace_back(item);
-                list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-            }
-        }
-        if (const char* v = std::getenv("STRATA_GPU_EXTRA_LAUNCHES"); v != nullptr) a.extra_launches = std::atoi(v);
+        OpAblation a = parse_op_ablation(std::getenv("STRATA_GPU_ABLATE"), std::getenv("STRATA_GPU_EXTRA_LAUNCHES"));
         if (a.active()) {
             std::fprintf(stderr,
                          "strata: STRATA_GPU_ABLATE / STRATA_GPU_EXTRA_LAUNCHES are set: a timing study, every "

@@ -105,6 +105,8 @@ struct OpAblation {
     bool active() const { return !names.empty() || extra_launches > 0; }
     bool mutes(const char* op) const;
 };
+// The study the two variables' values ask for (null: unset); op_ablation() holds this process's.
+OpAblation parse_op_ablation(const char* ablate, const char* extra_launches);
 const OpAblation& op_ablation();
 
 // Brackets the ops queued during its lifetime; nothing when the context has no profiler.
