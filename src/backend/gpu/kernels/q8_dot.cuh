@@ -23,18 +23,20 @@
 
 namespace strata::gpu {
 
+// N 32-bit words from a word-aligned address.
+template <int N> __device__ __forceinline__ void load_words_a4(const uint8_t* p, int* out) {
+    const int* w = reinterpret_cast<const int*>(p);
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = w[i];
+}
+
 // N 32-bit words from an address that is only 2-byte aligned (the legacy blocks are 18, 20, 22 or
 // 34 bytes, Q6_K 210: half their blocks start off a word boundary).
 template <int N> __device__ __forceinline__ void load_words_a2(const uint8_t* p, int* out) {
-    if ((reinterpret_cast<uintptr_t>(p) & 3) == 0) {
-        const int* w = reinterpret_cast<const int*>(p);
+    if ((reinterpret_cast<uintptr_t>(p) & 3) == 0) return load_words_a4<N>(p, out);
+    const uint16_t* h = reinterpret_cast<const uint16_t*>(p);
 #pragma unroll
-        for (int i = 0; i < N; ++i) out[i] = w[i];
-    } else {
-        const uint16_t* h = reinterpret_cast<const uint16_t*>(p);
-#pragma unroll
-        for (int i = 0; i < N; ++i) out[i] = static_cast<int>(h[2 * i] | (static_cast<uint32_t>(h[2 * i + 1]) << 16));
-    }
+    for (int i = 0; i < N; ++i) out[i] = static_cast<int>(h[2 * i] | (static_cast<uint32_t>(h[2 * i + 1]) << 16));
 }
 
 // N 32-bit words from an address that is only 2-byte aligned, by N + 1 aligned word loads joined
@@ -43,18 +45,13 @@ template <int N> __device__ __forceinline__ void load_words_a2(const uint8_t* p,
 // the same block (Q6_K's ql and qh are followed by more of the block and preceded by it or by
 // the previous block).
 template <int N> __device__ __forceinline__ void load_words_a2_inner(const uint8_t* p, int* out) {
-    if ((reinterpret_cast<uintptr_t>(p) & 3) == 0) {
-        const int* w = reinterpret_cast<const int*>(p);
+    if ((reinterpret_cast<uintptr_t>(p) & 3) == 0) return load_words_a4<N>(p, out);
+    const uint32_t* w = reinterpret_cast<const uint32_t*>(p - 2);
+    uint32_t words[N + 1];
 #pragma unroll
-        for (int i = 0; i < N; ++i) out[i] = w[i];
-    } else {
-        const uint32_t* w = reinterpret_cast<const uint32_t*>(p - 2);
-        uint32_t words[N + 1];
+    for (int i = 0; i <= N; ++i) words[i] = w[i];
 #pragma unroll
-        for (int i = 0; i <= N; ++i) words[i] = w[i];
-#pragma unroll
-        for (int i = 0; i < N; ++i) out[i] = static_cast<int>((words[i] >> 16) | (words[i + 1] << 16));
-    }
+    for (int i = 0; i < N; ++i) out[i] = static_cast<int>((words[i] >> 16) | (words[i + 1] << 16));
 }
 
 // N words from a 16-byte-aligned address.
