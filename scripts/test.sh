@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: setup; a bounded fuzz run of the parsers in a separate
-# clang build (libFuzzer needs clang; only the parser layers are compiled into it); then a
-# warnings-as-errors build (with CUDA when nvcc is present); command 1 of the README
+# clang build (libFuzzer needs clang; only the parser layers are compiled into it: GGUF, chat
+# templates, OpenAI requests, tool calls); then a warnings-as-errors build (with CUDA when nvcc
+# is present); command 1 of the README
 # (scripts/run.sh) without a terminal; the HIP build and its no-device path; and every
 # ctest (unit, reference data, CLI and server end-to-end, and GPU tests, which skip cleanly without
 # a GPU). Usage: scripts/test.sh
@@ -14,7 +15,7 @@ jobs=$(nproc)
 
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DSTRATA_BUILD_FUZZ=ON -DSTRATA_BUILD_TESTS=OFF -DSTRATA_BUILD_BENCH=OFF -DSTRATA_FUZZ_SECONDS=30
-cmake --build build-fuzz -j "$jobs" --target gguf_parser_fuzz chat_template_fuzz
+cmake --build build-fuzz -j "$jobs" --target gguf_parser_fuzz chat_template_fuzz openai_request_fuzz tool_call_fuzz
 ctest --test-dir build-fuzz -R '^fuzz\.' --output-on-failure
 
 cmake -S . -B build -G Ninja -DSTRATA_WERROR=ON
