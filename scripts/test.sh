@@ -15,7 +15,8 @@ jobs=$(nproc)
 
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DSTRATA_BUILD_FUZZ=ON -DSTRATA_BUILD_TESTS=OFF -DSTRATA_BUILD_BENCH=OFF -DSTRATA_FUZZ_SECONDS=30
-cmake --build build-fuzz -j "$jobs" --target gguf_parser_fuzz chat_template_fuzz openai_request_fuzz tool_call_fuzz
+cmake --build build-fuzz -j "$jobs" --target gguf_parser_fuzz chat_template_fuzz openai_request_fuzz tool_call_fuzz \
+  tokenizer_fuzz
 ctest --test-dir build-fuzz -R '^fuzz\.' --output-on-failure
 
 cmake -S . -B build -G Ninja -DSTRATA_WERROR=ON

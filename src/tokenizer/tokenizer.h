@@ -46,7 +46,8 @@ public:
 
     // The bytes the ids stand for. Control and unknown tokens are left out unless
     // `render_special`. SentencePiece and WordPiece drop the one space their encoder put before
-    // the text, so decode(encode(x)) == x for SPM and byte-level BPE (valid UTF-8, no ▁ in x).
+    // the text, so decode(encode(x)) == x for SPM and byte-level BPE (valid UTF-8, no ▁ in x,
+    // every byte of x one the vocabulary has a byte token for: some lack a few and drop them).
     // HF's clean_up_tokenization_spaces is not applied.
     std::string decode(std::span<const int32_t> ids, bool render_special = false) const;
     // One token's bytes (may be part of a UTF-8 character); control tokens give their text
