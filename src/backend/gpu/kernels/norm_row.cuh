@@ -47,7 +47,8 @@ __device__ __forceinline__ void norm_held_row(const float (&v)[kPer], const floa
     for (int r = 0; r < kPer; ++r) {
         if (static_cast<int64_t>(r) * blockDim.x >= n) break;  // the same for the whole block
         const int64_t i = held_index(r);
-        const bool in = i < n;  // a 32-lane group is all in or all out (n and blockDim: multiples of 32)
+        // With q8 set n is a multiple of 32 (q8_target), so a 32-lane group is all in or all out.
+        const bool in = i < n;
         const float y = in ? v[r] * scale * w[r] : 0.0f;
         if (in) out[i] = y;
         if (q_row) quantize_q8_value(y, in, q_row, ds_row, i);
