@@ -10,6 +10,8 @@
 // kernels; tests/gpu/op_parity_q8_test.cpp compares both with an exact product of the same int8
 // activations.
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/kernels/common.cuh"
@@ -143,6 +145,21 @@ __global__ void matvec_q8_kernel(MatvecJob job, int64_t n_in, GpuQ8Rows xq, Colu
     }
 }
 
+// One format known at compile time, for one-column jobs whose parts all have it (the q/k/v job of
+// a model whose v differs takes the kernel above): without the switch over every format, the
+// kernel's registers are its own format's (ptxas, sm_90: Q4_K 42 plain / 61 swiglu, Q6_K 56 / 64,
+// against 59 / 72 for the switch), so more blocks fit an SM.
+template <TensorType T, int kLanes, bool kSwiglu>
+__global__ void matvec_q8_typed_kernel(MatvecJob job, int64_t n_in, GpuQ8Rows xq, Columns cols) {
+    vendor::wait_for_previous_kernel();
+    int p = 0;
+    for (int i = 1; i < job.n_parts; ++i) {
+        if (blockIdx.x >= job.part[i].first_block) p = i;
+    }
+    const MatvecPart& part = job.part[p];
+    matvec_rows<T, kLanes, kSwiglu, 1>(part, blockIdx.x - part.first_block, n_in, xq, cols);
+}
+
 int unit_values(TensorType type) {
     int values = 0;
     dispatch_q8_weight_type(type, [&](auto tag) { values = Q8Dot<decltype(tag)::value>::kUnitValues; });
@@ -204,6 +221,35 @@ void launch_kernel(int lanes, dim3 grid, const MatvecJob& job, int64_t n_in, con
     launch_chained(ctx, kernel, grid, kMatvecBlock, 0, job, n_in, xq, cols);
 }
 
+// Whether one-column jobs of one format take matvec_q8_typed_kernel: on unless
+// STRATA_GPU_MATVEC_TYPED=0 (for timing studies). Measured on the H200, tg128 of the synthetic
+// Qwen3-30B-A3B: 345.5-347.7 tok/s with the all-format kernel, 357.9-360.3 typed (three
+// alternated rounds, bench/results/2026-11-30-typed-matvec).
+bool typed_kernels() {
+    static const bool on = [] {
+        const char* v = std::getenv("STRATA_GPU_MATVEC_TYPED");
+        return v == nullptr || std::strcmp(v, "0") != 0;
+    }();
+    return on;
+}
+
+template <TensorType T, bool kSwiglu>
+void launch_typed(int lanes, dim3 grid, const MatvecJob& job, int64_t n_in, const GpuQ8Rows& xq, const Columns& cols,
+                  const GpuContext& ctx) {
+    const auto kernel = lanes == 32   ? matvec_q8_typed_kernel<T, 32, kSwiglu>
+                        : lanes == 16 ? matvec_q8_typed_kernel<T, 16, kSwiglu>
+                                      : matvec_q8_typed_kernel<T, 8, kSwiglu>;
+    launch_chained(ctx, kernel, grid, kMatvecBlock, 0, job, n_in, xq, cols);
+}
+
+// Whether every part of the job has the first part's format.
+bool one_format(const MatvecJob& job) {
+    for (int i = 1; i < job.n_parts; ++i) {
+        if (job.part[i].type != job.part[0].type) return false;
+    }
+    return true;
+}
+
 // Queues a job over the parts' rows (lane groups sized by the first part's row). one_column: every
 // tile holds one column (a one-token step).
 void launch_job(MatvecJob& job, int64_t n_in, bool swiglu, bool one_column, const GpuQ8Rows& xq, const Columns& cols,
@@ -218,6 +264,14 @@ void launch_job(MatvecJob& job, int64_t n_in, bool swiglu, bool one_column, cons
     }
     const dim3 grid(blocks, static_cast<unsigned>(grid_y));
     constexpr int kWide = kGpuMatmulColumns;
+    if (one_column && typed_kernels() && one_format(job)) {
+        const bool launched = dispatch_q8_weight_type(job.part[0].type, [&](auto tag) {
+            constexpr TensorType T = decltype(tag)::value;
+            if (swiglu) launch_typed<T, true>(lanes, grid, job, n_in, xq, cols, ctx);
+            else launch_typed<T, false>(lanes, grid, job, n_in, xq, cols, ctx);
+        });
+        if (launched) return;
+    }
     if (swiglu) {
         if (one_column) launch_kernel<true, 1>(lanes, grid, job, n_in, xq, cols, ctx);
         else launch_kernel<true, kWide>(lanes, grid, job, n_in, xq, cols, ctx);

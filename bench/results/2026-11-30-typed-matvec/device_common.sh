@@ -1,0 +1,72 @@
+# Shared by the scripts/device_*.sh runs (sourced, not run): their arguments, `step`, `bench`,
+# `synth_model` and the machine description. Every script starts with
+#   source "$(dirname "$0")/device_common.sh" "$@"
+# which reads OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] into $out $bin $data $layers (and leaves
+# further arguments in $extra), makes OUT_DIR, points the tests at TESTDATA and describes the
+# machine into OUT_DIR/machine.txt.
+
+step() {  # name timeout command...: runs it, logs to OUT/name.txt, one line to times.txt
+  local name=$1 limit=$2; shift 2
+  local t=$(date +%s)
+  timeout "$limit" "$@" > "$out/$name.txt" 2>&1
+  local rc=$?
+  echo "$name: exit $rc, $(( $(date +%s) - t )) s" | tee -a "$out/times.txt"
+}
+
+# `strata parity --device gpu` on every fixture of TESTDATA/models, logged to OUT/parity_NAME.txt;
+# prints each one's verdict lines.
+parity_fixtures() {
+  for m in llama qwen3 qwen3moe mixtral gptoss qwen3next qwen35moe deepseek3; do
+    step "parity_$m" 120 "$bin/strata" parity --device gpu -m "$data/models/$m.gguf" --ref "$data/models/$m.ref.gguf"
+    grep -E "PASS|FAIL|error|nmse" "$out/parity_$m.txt" | head -4
+  done
+}
+
+# strata bench -m "$model" with $bench_device (default --device gpu; a script that picks GPUs per
+# run empties it) and ARGS, logged to OUT/bench_NAME.txt; prints its result lines.
+bench_device=(--device gpu)
+bench() {  # name args...
+  local name=$1; shift
+  step "bench_$name" 300 "$bin/strata" bench -m "$model" "${bench_device[@]}" "$@"
+  grep -E "placement|GPU [0-9].*layers|expert tiers|pp|tg|experts:" "$out/bench_$name.txt" | head -16
+}
+
+# The BENCHMARKS.md synthetic Qwen3-30B-A3B with $layers layers into $model (extra synth flags after).
+synth_model() {
+  step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" \
+    --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model" "$@"
+}
+
+# `strata serve -m $model --device gpu [ARGS]` with 16 slots, then `strata loadgen` with 1, 4 and
+# 16 concurrent clients against it, logged as OUT/serve_NAME.txt and OUT/serve_load_NAME.txt.
+serve_load() {  # name [serve args...]
+  local name=$1; shift
+  printf '%s' '{% for m in messages %}<{{ m.role }}>{{ m.content }}
+{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}' > /tmp/strata-template.jinja
+  "$bin/strata" serve -m "$model" --device gpu --chat-template /tmp/strata-template.jinja --port 0 --slots 16 \
+    --ctx-size 1024 "$@" > "$out/serve_$name.txt" 2>&1 &
+  local serve_pid=$! port=""
+  for _ in $(seq 1 1200); do
+    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$out/serve_$name.txt" | tail -1)
+    [[ -n "$port" ]] && grep -q "ready in" "$out/serve_$name.txt" && break
+    sleep 0.1
+  done
+  step "serve_load_$name" 300 "$bin/strata" loadgen --url "http://127.0.0.1:$port" --clients 1,4,16 \
+    --requests-per-client 4 --max-tokens 64
+  cat "$out/serve_load_$name.txt"
+  kill "$serve_pid"; wait "$serve_pid" 2> /dev/null
+}
+
+describe_machine() {  # GPU, memory and cores, to OUT/machine.txt
+  (env -u LD_LIBRARY_PATH nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; free -g; nproc) \
+    > "$out/machine.txt" 2>&1
+}
+
+out=${1:?usage: OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] ...}
+bin=${2:?usage: OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] ...}
+data=${3:?usage: OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] ...}
+layers=${4:-48}
+extra=("${@:5}")
+mkdir -p "$out"
+export STRATA_TESTDATA=$data
+describe_machine
