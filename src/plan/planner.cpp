@@ -225,18 +225,24 @@ void explain_one_gpu(Plan& p) {
 }
 
 // One line per GPU of a layer split, each planned like a single GPU for its layers.
-void explain_split(Plan& p) {
+void explain_split(const ModelConfig& cfg, Plan& p) {
     const ModelWeights& w = p.weights;
     const PlanRequest& req = p.request;
     auto& e = p.explanation;
     const std::string budget =
         req.vram_budget > 0 ? fmt::format("; --vram-budget {} on each", b(req.vram_budget)) : std::string();
     if (req.split_tensor) {
-        e.push_back(fmt::format("Split by tensor over {} GPUs: each holds a part of every layer (its attention heads and "
-                                "their KV cache, its share of each dense FFN and of each layer's experts) with the norms "
-                                "and routers, the parts of each sum are all-reduced, and the output head and logits are "
-                                "on the first{}{}. No expert cache: every expert stays in VRAM.",
-                                p.gpu_shares.size(), embedding_in_ram(w), budget));
+        const bool mla = !tensor_split_shards_attention(cfg);
+        std::string whole;  // what this architecture keeps whole on the first GPU
+        if (mla) whole = " The first also holds the latent attention with its KV cache, the leading dense FFNs and the shared experts whole.";
+        else if (cfg.full_attention_interval > 0) whole = " The first also holds the DeltaNet layers with every recurrent state and the shared experts whole.";
+        e.push_back(fmt::format("Split by tensor over {} GPUs: each holds a part of every layer ({}of each layer's "
+                                "experts) with the norms and routers, the parts of each sum are all-reduced, and the "
+                                "output head and logits are on the first{}{}.{} No expert cache: every expert stays in "
+                                "VRAM.",
+                                p.gpu_shares.size(),
+                                mla ? "its share " : "its attention heads and their KV cache, its share of each dense FFN and ",
+                                embedding_in_ram(w), budget, whole));
     } else {
         e.push_back(fmt::format("Split by layers over {} GPUs ({}): each holds its layers' dense weights, KV cache and "
                                 "expert cache, a batch's activations pass from one to the next, and the output head and "
@@ -303,7 +309,7 @@ void explain(const ModelConfig& cfg, Plan& p) {
     } else if (p.gpu_shares.empty()) {
         explain_one_gpu(p);
     } else {
-        explain_split(p);
+        explain_split(cfg, p);
     }
     if (w.expert_count > 0 && p.fits) {
         if (p.vram_expert_slots == w.expert_count) {

@@ -7,11 +7,31 @@
 
 namespace strata {
 
+bool tensor_split_shards_attention(const ModelConfig& cfg) { return cfg.kv_lora_rank == 0; }  // not MLA
+
+TensorSplitPlace tensor_split_place(const ModelConfig& cfg, std::string_view name) {
+    const TensorRole role = tensor_role(name);
+    const int layer = tensor_layer(name);
+    if (role == TensorRole::SharedExperts) return TensorSplitPlace::FirstGpu;
+    if (layer >= 0 && cfg.is_recurrent_layer(static_cast<uint32_t>(layer)) && role != TensorRole::Norm &&
+        role != TensorRole::Router && role != TensorRole::RoutedExperts) {
+        return TensorSplitPlace::FirstGpu;  // a DeltaNet layer's mixer
+    }
+    if (role == TensorRole::Attention) {
+        return tensor_split_shards_attention(cfg) ? TensorSplitPlace::SharedOut : TensorSplitPlace::FirstGpu;
+    }
+    if (role == TensorRole::DenseFfn) {
+        return tensor_split_shards_attention(cfg) ? TensorSplitPlace::SharedOut : TensorSplitPlace::FirstGpu;
+    }
+    return TensorSplitPlace::EveryGpu;
+}
+
 LayerSplit split_by_tensors(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& req) {
     const ModelConfig& cfg = inv.config;
     const auto n = static_cast<uint32_t>(req.split_gpus.size());
     LayerSplit out;
-    if (cfg.n_head_kv == 0 || cfg.n_head_kv % n != 0) {
+    const bool shard_heads = tensor_split_shards_attention(cfg);
+    if (shard_heads && (cfg.n_head_kv == 0 || cfg.n_head_kv % n != 0)) {
         out.problems.push_back(fmt::format("--split tensor over {} GPUs: the model's {} KV heads do not divide among "
                                            "them; use --split layer",
                                            n, cfg.n_head_kv));
@@ -20,21 +40,24 @@ LayerSplit split_by_tensors(const ModelInventory& inv, const ModelWeights& w, co
         out.problems.push_back(fmt::format("--split tensor over {} GPUs: the model has only {} experts per layer", n,
                                            cfg.n_expert));
     }
-    // Bytes on every GPU, and bytes shared out among them.
-    uint64_t whole = 0, sharded = 0, head = 0;
+    // Bytes on every GPU, bytes shared out among them, and bytes on the first GPU only.
+    uint64_t whole = 0, sharded = 0, first_only = 0;
     for (const GgufTensorInfo& t : inv.tensors) {
         const TensorRole role = tensor_role(t.name);
         if (role == TensorRole::RoutedExperts && !is_routed_expert_bias(t.name)) continue;  // shared out below
         if (tensor_layer(t.name) < 0) {
             if (role == TensorRole::Embedding && !w.embedding_is_output) continue;  // in RAM
-            head += t.n_bytes;
-        } else if (role == TensorRole::Attention || role == TensorRole::DenseFfn) {
-            sharded += t.n_bytes;
-        } else {
-            whole += t.n_bytes;
+            first_only += t.n_bytes;  // the output head and norm
+            continue;
+        }
+        switch (tensor_split_place(cfg, t.name)) {
+            case TensorSplitPlace::SharedOut: sharded += t.n_bytes; break;
+            case TensorSplitPlace::FirstGpu: first_only += t.n_bytes; break;
+            case TensorSplitPlace::EveryGpu: whole += t.n_bytes; break;
         }
     }
-    const uint64_t context = context_memory(cfg, req.n_ctx, req.kv_type).total();
+    // KV rows by heads (or all on the first GPU); recurrent states on the first GPU.
+    const ContextMemory context = context_memory(cfg, req.n_ctx, req.kv_type);
     for (uint32_t g = 0; g < n; ++g) {
         ModelWeights part = w;
         const uint64_t first = uint64_t(cfg.n_expert) * g / n, end = uint64_t(cfg.n_expert) * (g + 1) / n;
@@ -43,8 +66,9 @@ LayerSplit split_by_tensors(const ModelInventory& inv, const ModelWeights& w, co
         GpuShare s;
         s.capacity = gpu_capacity(req.split_gpus[g], req.vram_budget);
         s.reserve = req.vram_reserve;
-        s.dense = whole + (sharded + n - 1) / n + (g == 0 ? head : 0);
-        s.context = (context + n - 1) / n;
+        s.dense = whole + (sharded + n - 1) / n + (g == 0 ? first_only : 0);
+        s.context = shard_heads ? (context.kv_bytes + n - 1) / n : (g == 0 ? context.kv_bytes : 0);
+        if (g == 0) s.context += context.recurrent_bytes;
         s.expert_count = part.expert_count;
         s.workspace = device_workspace(cfg, part, req.n_batch, false);
         if (g != 0) s.workspace.logits = 0;

@@ -58,13 +58,14 @@ TEST_P(GpuTensorSplit, MatchesOneGpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, GpuTensorSplit,
-                         ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "gptoss"));
+                         ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "gptoss", "qwen3next", "qwen35moe",
+                                           "deepseek3"));
 
 // Planned by the placement (--gpus 0,1 --split tensor): the logits match HF transformers'.
 TEST(GpuTensorSplitPlacement, MatchesReference) {
     const std::string why = gpu_unavailable_reason();
     if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
-    for (const std::string name : {"qwen3moe", "llama"}) {
+    for (const std::string name : {"qwen3moe", "llama", "qwen3next", "deepseek3"}) {
         const std::string model_path = test::testdata_path("models/" + name + ".gguf");
         const std::string ref_path = test::testdata_path("models/" + name + ".ref.gguf");
         STRATA_SKIP_IF_MISSING(model_path);
@@ -87,7 +88,10 @@ TEST(GpuTensorSplitPlacement, MatchesReference) {
             std::printf("gpu-tensor-split-placed %s chunk %lld: nmse %.3e top-1 %lld/%lld\n%s\n", name.c_str(),
                         static_cast<long long>(chunk), report->nmse, static_cast<long long>(report->top1_agree),
                         static_cast<long long>(report->n_tokens), placement.describe().c_str());
-            EXPECT_LT(report->nmse, 1e-5);
+            // qwen3next's prompt has one MoE routing near-tie (position 30) that one GPU flips
+            // alike (strata parity names it): one such outlier may pass, as in `strata parity`.
+            const ParityVerdict verdict = judge_parity(*report, 1e-5, 0.9, 1);
+            EXPECT_TRUE(verdict.pass) << "nmse " << report->nmse << " without outliers " << verdict.nmse_without_outliers;
             EXPECT_GE(report->top1_agree, report->n_tokens - 1);
             ASSERT_EQ(placement.plan.gpu_shares.size(), 2u);
             EXPECT_TRUE(placement.plan.request.split_tensor);
@@ -96,26 +100,22 @@ TEST(GpuTensorSplitPlacement, MatchesReference) {
     }
 }
 
-// Architectures without a sharded form, and tiers, are refused with the reason.
+// Heads that do not divide among the ranks, and tiers, are refused with the reason.
 TEST(GpuTensorSplitPlacement, UnsupportedIsRefused) {
     const std::string why = gpu_unavailable_reason();
     if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
-    for (const std::string name : {"qwen3next", "deepseek3"}) {
-        const std::string path = test::testdata_path("models/" + name + ".gguf");
-        STRATA_SKIP_IF_MISSING(path);
-        auto file = GgufFile::open(path);
-        ASSERT_TRUE(file);
-        ComputeOptions options{.device = ComputeDevice::Gpu};
-        options.tensor_split = {GpuLayerShare{0, 0, 0, 0, nullptr}, GpuLayerShare{test::second_gpu(), 0, 0, 0, nullptr}};
-        auto model = load_model_on(*file, options);
-        ASSERT_FALSE(model) << name;
-        EXPECT_NE(model.status().message().find("--split tensor: not built for"), std::string::npos)
-            << model.status().message();
-    }
     const std::string path = test::testdata_path("models/qwen3moe.gguf");
     STRATA_SKIP_IF_MISSING(path);
     auto file = GgufFile::open(path);
     ASSERT_TRUE(file);
+    {
+        ComputeOptions three{.device = ComputeDevice::Gpu};
+        three.tensor_split = {GpuLayerShare{0, 0, 0, 0, nullptr}, GpuLayerShare{test::second_gpu(), 0, 0, 0, nullptr},
+                              GpuLayerShare{0, 0, 0, 0, nullptr}};
+        auto model = load_model_on(*file, three);
+        ASSERT_FALSE(model);
+        EXPECT_NE(model.status().message().find("KV heads do not divide"), std::string::npos) << model.status().message();
+    }
     ComputeOptions options{.device = ComputeDevice::Gpu};
     options.split_ordinals = {0, test::second_gpu()};
     options.split_tensor = true;

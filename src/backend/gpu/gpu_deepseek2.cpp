@@ -4,6 +4,9 @@
 // gpu_ops_mla.h), then the dense FFN for the leading layers, else the shared experts and the
 // routed experts, chosen by the grouped routing (gpu_ops_deepseek.h) through the base class's MoE
 // path, expert tiers included.
+// Under --split tensor the routed experts are shared out over the ranks; the latent attention (whose
+// one cached latent row per position serves every head), the leading dense FFNs and the shared
+// experts stay whole on the first rank, the other ranks adding empty parts to the all-reduce.
 //
 // The KV cache is the base class's, made with the config's one kv head of key_length
 // kv_lora_rank + rope dims and value_length kv_lora_rank: a row holds [normed latent | roped key]
@@ -16,6 +19,7 @@
 #include "backend/gpu/gpu_ops_mla.h"
 #include "backend/gpu/gpu_transformer.h"
 #include "model/arch/deepseek2_weights.h"
+#include "model/weight_slices.h"
 
 namespace strata {
 
@@ -81,16 +85,45 @@ public:
         routing_ = gpu::GpuGroupedRouting{r.n_expert, r.n_used, r.n_group, r.n_group_used, r.sigmoid, nullptr,
                                           r.normalize, r.scale};
         custom_routing_ = true;
-        layers_.resize(w.layers.size());
+        layers_.assign(ranks(), std::vector<GpuDeepseekLayer>(w.layers.size()));
         std::vector<Weight> input_norms;
         for (size_t il = 0; il < w.layers.size(); ++il) {
-            STRATA_TRY(upload_layer(w.layers[il], share_of(il), layers_[il]));
+            if (tensor_split()) {
+                for (size_t rk = 0; rk < ranks(); ++rk) STRATA_TRY(upload_rank_part(w.layers[il], rk, layers_[rk][il]));
+            } else {
+                STRATA_TRY(upload_layer(w.layers[il], share_of(il), layers_[0][il]));
+            }
             input_norms.push_back(w.layers[il].attn.norm);
         }
         return finish_load(file, w.token_embd, w.output_norm, w.output, input_norms);
     }
 
+    bool supports_tensor_split() const override { return true; }
+    bool shards_attention() const override { return false; }
+
 private:
+    // Rank r's part of a layer under --split tensor: the first rank uploads the whole layer with
+    // its share of the routed experts; the others their norms, the router (and selection bias)
+    // and their experts.
+    Status upload_rank_part(const Deepseek2Layer& src, size_t r, GpuDeepseekLayer& L) {
+        Deepseek2Layer part = src;
+        if (src.moe) {
+            const std::pair<int64_t, int64_t> experts = expert_range(r);
+            const int64_t first = experts.first, count = experts.second - experts.first;
+            STRATA_ASSIGN_OR_RETURN(part.moe_ffn.gate_exps, weight_matrices(src.moe_ffn.gate_exps, first, count));
+            STRATA_ASSIGN_OR_RETURN(part.moe_ffn.up_exps, weight_matrices(src.moe_ffn.up_exps, first, count));
+            STRATA_ASSIGN_OR_RETURN(part.moe_ffn.down_exps, weight_matrices(src.moe_ffn.down_exps, first, count));
+        }
+        if (r == 0) return upload_layer(part, r, L);
+        gpu::GpuShard& sh = share(r);
+        L.moe = src.moe;
+        STRATA_ASSIGN_OR_RETURN(L.attn_norm, sh.upload(src.attn.norm, false));
+        STRATA_ASSIGN_OR_RETURN(L.ffn_norm, sh.upload(src.moe ? src.moe_ffn.norm : src.ffn.norm, false));
+        if (!src.moe) return Status::ok();
+        STRATA_ASSIGN_OR_RETURN(L.selection_bias, sh.upload(src.router_bias, false));
+        return upload_experts(part.moe_ffn, {}, r, L.experts);
+    }
+
     Status upload_layer(const Deepseek2Layer& src, size_t share_index, GpuDeepseekLayer& L) {
         gpu::GpuShard& sh = share(share_index);
         const MlaAttentionWeights& a = src.attn;
@@ -122,12 +155,19 @@ private:
         return upload_experts(src.moe_ffn, {}, share_index, L.experts);
     }
 
-    const float* input_norm(uint32_t il) const override { return layers_[il].attn_norm.f32(); }
+    // Layer il as the share (or rank) being queued holds it.
+    const GpuDeepseekLayer& layer(uint32_t il) const { return layers_[rank()][il]; }
+
+    const float* input_norm(uint32_t il) const override { return layer(il).attn_norm.f32(); }
+    const float* ffn_norm_of(uint32_t il) const override { return layer(il).ffn_norm.f32(); }
 
     void queue_layer(uint32_t il, float* x, float* h, int64_t n, const int32_t* positions, int64_t kv_layer,
                      const float* next_norm, CpuContext& cpu) override {
-        const GpuDeepseekLayer& L = layers_[il];
-        mla_attention(L, x, h, n, positions, kv_layer);
+        const GpuDeepseekLayer& L = layer(il);
+        float* proj = mla_attention(L, h, n, positions, kv_layer);
+        op("add_rms_norm ffn_norm", [&] {
+            gpu::gpu_add_rms_norm(x, proj, L.ffn_norm.f32(), n, config_.n_embd, config_.rms_eps, h, cur_->ctx(), hq_);
+        });
         if (!L.moe) {
             dense_ffn(L.ffn, x, h, n, next_norm);
             return;
@@ -136,17 +176,27 @@ private:
         moe_ffn(L.experts, il, x, h, n, next_norm, cpu);
     }
 
-    void route_experts(int64_t layer, const float* logits, int64_t n, int32_t* ids, float* weights) override {
+    float* queue_attention_part(uint32_t il, float* h, int64_t n, const int32_t* positions, int64_t kv_layer) override {
+        return rank() == 0 ? mla_attention(layer(il), h, n, positions, kv_layer) : empty_part(n);
+    }
+    float* queue_ffn_part(uint32_t il, float* h, int64_t n, CpuContext&) override {
+        const GpuDeepseekLayer& L = layer(il);
+        if (!L.moe) return rank() == 0 ? dense_ffn_part(L.ffn, h, n) : empty_part(n);
+        float* part = moe_ffn_part(L.experts, il, h, n);
+        if (rank() == 0 && L.shared.gate) shared_experts(L, part, h, n);
+        return part;
+    }
+
+    void route_experts(int64_t layer_index, const float* logits, int64_t n, int32_t* ids, float* weights) override {
         gpu::GpuGroupedRouting p = routing_;
-        const DeviceWeight& bias = layers_[static_cast<size_t>(layer)].selection_bias;
+        const DeviceWeight& bias = layer(static_cast<uint32_t>(layer_index)).selection_bias;
         p.selection_bias = bias ? bias.f32() : nullptr;
         op("moe_route_grouped", [&] { gpu::gpu_moe_route_grouped(logits, n, p, ids, weights, cur_->ctx()); });
     }
 
-    // x += wo(v_b(attention over the latent cache)), h = attn_norm(x) on entry, as
-    // mla_attention_block; leaves h = ffn_norm(x).
-    void mla_attention(const GpuDeepseekLayer& L, float* x, float* h, int64_t n, const int32_t* positions,
-                       int64_t kv_layer) {
+    // wo(v_b(attention over the latent cache)) of h = attn_norm(x), as mla_attention_block
+    // without the residual, in scratch slot kProj.
+    float* mla_attention(const GpuDeepseekLayer& L, float* h, int64_t n, const int32_t* positions, int64_t kv_layer) {
         const ModelConfig& c = config_;
         const GpuMlaWeights& w = L.attn;
         gpu::GpuContext& g = cur_->ctx();
@@ -213,11 +263,12 @@ private:
         gpu::GpuQ8Rows vq;
         const gpu::GpuQ8Rows* vq_used = quantized(values, n, n_head * dv, n, kQ8Values, vq);
         op("matmul attn_output", [&] { gpu::gpu_matmul(w.wo, 0, values, n, proj, g, vq_used); });
-        op("add_rms_norm ffn_norm", [&] { gpu::gpu_add_rms_norm(x, proj, L.ffn_norm.f32(), n, e, c.rms_eps, h, g, hq_); });
+        return proj;
     }
 
     // x += down(silu(gate h) · up h) of the shared experts, h = ffn_norm(x), which it leaves as it
-    // is for the routed experts (deepseek2.cpp's moe_block reads the same h for both).
+    // is for the routed experts (deepseek2.cpp's moe_block reads the same h for both). x: the
+    // residual, or a tensor split's FFN part.
     void shared_experts(const GpuDeepseekLayer& L, float* x, const float* h, int64_t n) {
         const ModelConfig& c = config_;
         gpu::GpuContext& g = cur_->ctx();
@@ -241,7 +292,7 @@ private:
         op("add shexp", [&] { gpu::gpu_add(x, out, n * e, g); });
     }
 
-    std::vector<GpuDeepseekLayer> layers_;
+    std::vector<std::vector<GpuDeepseekLayer>> layers_;  // [rank][layer]: one rank without a tensor split
     float kq_scale_ = 1.0f;
     gpu::GpuGroupedRouting routing_;  // the config's; each layer adds its selection bias
 };

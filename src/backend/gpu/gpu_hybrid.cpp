@@ -6,7 +6,13 @@
 // lives in VRAM on the share that holds the layer, owned by the session's RecurrentState; the KV
 // cache holds rows for the attention layers only. The routed experts go through the same code as
 // qwen3moe's, expert tiers included.
+// Under --split tensor the gated attention layers share out their heads (and KV cache) and every
+// layer its routed experts, as the Llama family's; the DeltaNet layers (whose recurrent state and
+// short convolution run over all heads) and the shared expert stay whole on the first rank, which
+// also holds every sequence's recurrent state, the other ranks adding empty parts to the
+// all-reduce.
 #include <cmath>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +20,7 @@
 #include "backend/gpu/gpu_ops_delta_net.h"
 #include "backend/gpu/gpu_transformer.h"
 #include "model/arch/qwen3next_weights.h"
+#include "model/weight_slices.h"
 
 namespace strata {
 
@@ -85,18 +92,27 @@ public:
                                  c.arch, c.ssm_d_state, c.ssm_d_inner / c.ssm_dt_rank, c.ssm_conv_kernel,
                                  gpu::kGpuMaxDeltaNetHeadDim, gpu::kGpuMaxConvKernel);
         }
-        layers_.resize(w.layers.size());
+        layers_.assign(ranks(), std::vector<GpuHybridLayer>(w.layers.size()));
         std::vector<Weight> input_norms;
         std::vector<bool> has_kv;
         for (size_t il = 0; il < w.layers.size(); ++il) {
-            STRATA_TRY(upload_layer(w.layers[il], share_of(il), layers_[il]));
+            if (tensor_split()) {
+                for (size_t r = 0; r < ranks(); ++r) {
+                    STRATA_ASSIGN_OR_RETURN(HybridLayer part, rank_part(w.layers[il], r));
+                    STRATA_TRY(upload_layer(part, r, layers_[r][il]));
+                }
+            } else {
+                STRATA_TRY(upload_layer(w.layers[il], share_of(il), layers_[0][il]));
+            }
             const HybridLayer& L = w.layers[il];
             input_norms.push_back(L.recurrent ? L.delta.norm : L.attn.norm);
             has_kv.push_back(!L.recurrent);
             if (L.recurrent && L.delta.v_order == VHeadOrder::Tiled) v_order_ = gpu::GpuVHeadOrder::Tiled;
         }
         set_kv_layers(has_kv);
-        return finish_load(file, w.token_embd, w.output_norm, w.output, input_norms);
+        STRATA_TRY(finish_load(file, w.token_embd, w.output_norm, w.output, input_norms));
+        column_copies_.clear();  // uploaded: finish_load waited for the copies
+        return Status::ok();
     }
 
     RecurrentState make_recurrent_state() const override {
@@ -106,7 +122,7 @@ public:
         auto storage = std::make_unique<GpuRecurrentStorage>();
         storage->layers.resize(c.n_layer);
         for (uint32_t il = 0; il < c.n_layer; ++il) {
-            if (!layers_[il].recurrent) continue;
+            if (!layers_[0][il].recurrent) continue;
             gpu::GpuShard& sh = share(share_of(il));
             GpuRecurrentStorage::Layer& l = storage->layers[il];
             std::string error;
@@ -138,7 +154,39 @@ public:
         state.advance(batch.n_tokens);
     }
 
+    bool supports_tensor_split() const override { return true; }
+
 private:
+    // Rank r's part of a layer under --split tensor: a gated attention layer's heads as the Llama
+    // family's (wq's rows hold each head's query and gate together), its routed experts; the
+    // first rank keeps a DeltaNet layer and the shared expert whole, the other ranks drop them
+    // (upload_layer skips empty weights).
+    Result<HybridLayer> rank_part(const HybridLayer& src, size_t r) {
+        const ModelConfig& c = config_;
+        const auto rank = static_cast<int64_t>(r);
+        const int64_t hq = heads(), hk = heads_kv();
+        HybridLayer out = src;
+        if (!src.recurrent) {
+            GatedAttentionWeights& a = out.attn;
+            STRATA_ASSIGN_OR_RETURN(a.wq, weight_rows(src.attn.wq, rank * hq * 2 * c.head_dim_k, hq * 2 * c.head_dim_k));
+            STRATA_ASSIGN_OR_RETURN(a.wk, weight_rows(src.attn.wk, rank * hk * c.head_dim_k, hk * c.head_dim_k));
+            STRATA_ASSIGN_OR_RETURN(a.wv, weight_rows(src.attn.wv, rank * hk * c.head_dim_v, hk * c.head_dim_v));
+            STRATA_ASSIGN_OR_RETURN(a.wo, weight_columns(src.attn.wo, rank * hq * c.head_dim_v, hq * c.head_dim_v,
+                                                         column_copies_.emplace_back()));
+        } else if (r != 0) {
+            const Weight norm = src.delta.norm;
+            out.delta = GatedDeltaNetWeights{};
+            out.delta.norm = norm;
+        }
+        if (r != 0) out.shared = SharedExpertWeights{};
+        const std::pair<int64_t, int64_t> experts = expert_range(r);
+        const int64_t first = experts.first, count = experts.second - experts.first;
+        STRATA_ASSIGN_OR_RETURN(out.moe.gate_exps, weight_matrices(src.moe.gate_exps, first, count));
+        STRATA_ASSIGN_OR_RETURN(out.moe.up_exps, weight_matrices(src.moe.up_exps, first, count));
+        STRATA_ASSIGN_OR_RETURN(out.moe.down_exps, weight_matrices(src.moe.down_exps, first, count));
+        return out;
+    }
+
     int64_t conv_channels() const {
         const ModelConfig& c = config_;
         return 2 * int64_t{c.ssm_n_group} * c.ssm_d_state + c.ssm_d_inner;
@@ -179,7 +227,11 @@ private:
         return upload_experts(src.moe, {}, share_index, L.experts);
     }
 
-    const float* input_norm(uint32_t il) const override { return layers_[il].attn_norm.f32(); }
+    // Layer il as the share (or rank) being queued holds it.
+    const GpuHybridLayer& layer(uint32_t il) const { return layers_[rank()][il]; }
+
+    const float* input_norm(uint32_t il) const override { return layer(il).attn_norm.f32(); }
+    const float* ffn_norm_of(uint32_t il) const override { return layer(il).post_norm.f32(); }
 
     // The sequence's state on the device (checked: a state made by this model).
     static GpuRecurrentStorage& device_state(const SeqRows& s) {
@@ -190,7 +242,7 @@ private:
 
     void add_graph_addresses(std::vector<const void*>& a) const override {
         for (const SeqRows& s : seqs_) {
-            for (const auto& l : device_state(s).layers) {
+            for (const auto& l : device_state(s).layers) {  // (all on the first rank under a tensor split)
                 if (l.conv) a.push_back(l.conv.data()), a.push_back(l.ssm.data());
             }
         }
@@ -198,15 +250,29 @@ private:
 
     void queue_layer(uint32_t il, float* x, float* h, int64_t n, const int32_t* positions, int64_t kv_layer,
                      const float* next_norm, CpuContext& cpu) override {
-        const GpuHybridLayer& L = layers_[il];
-        if (L.recurrent) delta_net(L, il, x, h, n);
-        else gated_attention(L, x, h, n, positions, kv_layer);
+        const GpuHybridLayer& L = layer(il);
+        float* proj = L.recurrent ? delta_net(L, il, h, n) : gated_attention(L, h, n, positions, kv_layer);
+        op("add_rms_norm post_attention_norm", [&] {
+            gpu::gpu_add_rms_norm(x, proj, L.post_norm.f32(), n, config_.n_embd, config_.rms_eps, h, cur_->ctx(), hq_);
+        });
         shared_expert(L, x, h, n);
         moe_ffn(L.experts, il, x, h, n, next_norm, cpu);
     }
 
-    // x += DeltaNet(h), h = attn_norm(x) on entry, as gated_delta_net_block; leaves h = post_norm(x).
-    void delta_net(const GpuHybridLayer& L, uint32_t il, float* x, float* h, int64_t n) {
+    float* queue_attention_part(uint32_t il, float* h, int64_t n, const int32_t* positions, int64_t kv_layer) override {
+        const GpuHybridLayer& L = layer(il);
+        if (!L.recurrent) return gated_attention(L, h, n, positions, kv_layer);
+        return rank() == 0 ? delta_net(L, il, h, n) : empty_part(n);
+    }
+    float* queue_ffn_part(uint32_t il, float* h, int64_t n, CpuContext&) override {
+        const GpuHybridLayer& L = layer(il);
+        float* part = moe_ffn_part(L.experts, il, h, n);
+        if (rank() == 0) shared_expert(L, part, h, n);
+        return part;
+    }
+
+    // DeltaNet(h), h = attn_norm(x), as gated_delta_net_block without the residual, in kProj.
+    float* delta_net(const GpuHybridLayer& L, uint32_t il, float* h, int64_t n) {
         const ModelConfig& c = config_;
         const GpuDeltaNetWeights& w = L.delta;
         gpu::GpuContext& g = cur_->ctx();
@@ -253,17 +319,16 @@ private:
         gpu::GpuQ8Rows cq;
         const gpu::GpuQ8Rows* cq_used = quantized(core, n, value_dim, n, kQ8Core, cq);
         op("matmul ssm_out", [&] { gpu::gpu_matmul(w.wout, 0, core, n, proj, g, cq_used); });
-        op("add_rms_norm post_attention_norm",
-           [&] { gpu::gpu_add_rms_norm(x, proj, L.post_norm.f32(), n, e, c.rms_eps, h, g, hq_); });
+        return proj;
     }
 
-    // x += wo(attention(q, k, v) · sigmoid(gate)), h = attn_norm(x) on entry, as
-    // gated_attention_block; leaves h = post_norm(x).
-    void gated_attention(const GpuHybridLayer& L, float* x, float* h, int64_t n, const int32_t* positions,
-                         int64_t kv_layer) {
+    // wo(attention(q, k, v) · sigmoid(gate)) of h = attn_norm(x), as gated_attention_block
+    // without the residual (this rank's heads under a tensor split), in kProj.
+    float* gated_attention(const GpuHybridLayer& L, float* h, int64_t n, const int32_t* positions, int64_t kv_layer) {
         const ModelConfig& c = config_;
         gpu::GpuContext& g = cur_->ctx();
-        const int64_t e = c.n_embd, q_dim = c.q_dim(), k_dim = c.kv_dim_k(), v_dim = c.kv_dim_v();
+        const int64_t e = c.n_embd, q_dim = heads() * c.head_dim_k, k_dim = heads_kv() * c.head_dim_k,
+                      v_dim = heads_kv() * c.head_dim_v;
         float* qg = g.scratch_floats(kQGate, static_cast<uint64_t>(n * 2 * q_dim));
         float* k = g.scratch_floats(gpu::kK, static_cast<uint64_t>(n * k_dim));
         float* v = g.scratch_floats(gpu::kV, static_cast<uint64_t>(n * v_dim));
@@ -277,15 +342,15 @@ private:
         }
         float* q = g.scratch_floats(gpu::kQ, static_cast<uint64_t>(n * q_dim));
         float* gate = g.scratch_floats(kAttnGate, static_cast<uint64_t>(n * q_dim));
-        op("split_q_gate", [&] { gpu::gpu_split_q_gate(qg, n, c.n_head, c.head_dim_k, q, gate, g); });
+        op("split_q_gate", [&] { gpu::gpu_split_q_gate(qg, n, heads(), c.head_dim_k, q, gate, g); });
         float* proj = g.scratch_floats(gpu::kProj, static_cast<uint64_t>(n * e));
         attend_and_project(L.attn, q, k, v, n, positions, kv_layer, rope_params(c.rope_dims), gate, proj);
-        op("add_rms_norm post_attention_norm",
-           [&] { gpu::gpu_add_rms_norm(x, proj, L.post_norm.f32(), n, e, c.rms_eps, h, g, hq_); });
+        return proj;
     }
 
     // x += sigmoid(gate_inp · h) · down(silu(gate h) · up h), h = post_norm(x), which it leaves
-    // as it is for the routed experts (qwen3next.cpp's shared_expert reads the same h).
+    // as it is for the routed experts (qwen3next.cpp's shared_expert reads the same h). x: the
+    // residual, or a tensor split's FFN part.
     void shared_expert(const GpuHybridLayer& L, float* x, const float* h, int64_t n) {
         const ModelConfig& c = config_;
         gpu::GpuContext& g = cur_->ctx();
@@ -311,7 +376,8 @@ private:
     // HF's l2norm eps (the FLA kernels' constant), as gated_delta_net_block.cpp.
     static constexpr float kL2NormEps = 1e-6f;
 
-    std::vector<GpuHybridLayer> layers_;
+    std::vector<std::vector<GpuHybridLayer>> layers_;  // [rank][layer]: one rank without a tensor split
+    std::deque<std::vector<uint8_t>> column_copies_;   // column slices, kept until uploaded
     gpu::GpuVHeadOrder v_order_ = gpu::GpuVHeadOrder::Grouped;
     RecurrentState own_state_;               // the state plain forward() uses
     const KvCache* own_state_kv_ = nullptr;  // the cache of the sequence own_state_ belongs to

@@ -33,13 +33,17 @@ std::string GpuTransformer::device_name() const {
         return fmt::format("{}, {:.2f} GiB of weights in VRAM", describe(*shares_[0]), static_cast<double>(bytes) / (1 << 30));
     }
     if (tensor_) {
-        std::string out = fmt::format("tensor split over {} GPUs (heads, FFN columns and experts sharded; all-reduce by {}):",
-                                      shares_.size(), collective_->describe());
+        std::string out = fmt::format("tensor split over {} GPUs ({} sharded; all-reduce by {}):", shares_.size(),
+                                      shards_attention() ? "heads, FFN columns and experts" : "experts",
+                                      collective_->describe());
         for (size_t r = 0; r < shares_.size(); ++r) {
             const auto [e0, e1] = expert_range(r);
-            out += fmt::format(" [GPU {} {}: heads {}-{}{}, {:.2f} GiB of weights]", shares_[r]->ordinal(), describe(*shares_[r]),
-                               static_cast<int64_t>(r) * heads(), static_cast<int64_t>(r + 1) * heads() - 1,
-                               config_.n_expert ? fmt::format(", experts {}-{}", e0, e1 - 1) : std::string(),
+            const int64_t h0 = shards_attention() ? static_cast<int64_t>(r) * heads() : 0;
+            const std::string attention = shards_attention() ? fmt::format("heads {}-{}", h0, h0 + heads() - 1)
+                                          : r == 0            ? std::string("attention")
+                                                              : std::string("no attention");
+            out += fmt::format(" [GPU {} {}: {}{}, {:.2f} GiB of weights]", shares_[r]->ordinal(), describe(*shares_[r]),
+                               attention, config_.n_expert ? fmt::format(", experts {}-{}", e0, e1 - 1) : std::string(),
                                static_cast<double>(shares_[r]->weight_bytes()) / (1 << 30));
         }
         return out;
@@ -215,7 +219,7 @@ Status GpuTransformer::make_tensor_shares() {
         return Status::error("--split tensor keeps every expert in VRAM; this plan tiers them (use --split layer, whose "
                              "GPUs each cache their layers' experts)");
     }
-    if (c.n_head_kv == 0 || c.n_head_kv % n != 0) {
+    if (shards_attention() && (c.n_head_kv == 0 || c.n_head_kv % n != 0)) {
         return Status::error("--split tensor over {} GPUs: the model's {} KV heads do not divide among them (use {} or "
                              "--split layer)",
                              n, c.n_head_kv, n == 2 ? std::string("--split layer") : std::string("a divisor of the head count"));
@@ -250,7 +254,10 @@ void GpuTransformer::set_kv_layers(std::vector<bool> has_kv) {
         if (!has_kv[il]) continue;
         kv_slot_[il] = tensor_ ? kv_layers++ : kv_layers_per_share_[share_of(il)]++;
     }
-    if (tensor_) kv_layers_per_share_.assign(shares_.size(), kv_layers);  // every rank holds every layer
+    if (tensor_) {  // every rank holds every layer, or the first rank the whole cache
+        kv_layers_per_share_.assign(shares_.size(), shards_attention() ? kv_layers : 0);
+        kv_layers_per_share_[0] = kv_layers;
+    }
 }
 
 Status GpuTransformer::finish_load(const GgufFile& file, const Weight& token_embd, const Weight& output_norm,
@@ -447,6 +454,14 @@ const float* GpuTransformer::queue_output(float* h, int64_t n, LogitsFor which, 
     float* home_out = home.ctx().scratch_floats(kLogits, logit_count);
     copy_peer_async(home_out, home.ordinal(), out, cur_->ordinal(), logit_count * sizeof(float), home.ctx().stream());
     return home_out;
+}
+
+float* GpuTransformer::empty_part(int64_t n) {
+    GpuContext& g = cur_->ctx();
+    const uint64_t bytes = static_cast<uint64_t>(n * config_.n_embd) * sizeof(float);
+    float* part = g.scratch_floats(kProj, bytes / sizeof(float));
+    op("zero part", [&] { memset_async(part, 0, bytes, g.stream()); });
+    return part;
 }
 
 void GpuTransformer::select_rank(size_t r) {

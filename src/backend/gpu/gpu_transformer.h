@@ -122,18 +122,30 @@ protected:
     size_t ranks() const { return tensor_ ? shares_.size() : 1; }
     // The rank whose ops are being queued (0 without a tensor split): which copy of the weights.
     size_t rank() const { return tensor_ ? cur_index_ : 0; }
-    // Attention heads of the current rank (all of them without a tensor split).
-    int64_t heads() const { return config_.n_head / static_cast<int64_t>(ranks()); }
-    int64_t heads_kv() const { return config_.n_head_kv / static_cast<int64_t>(ranks()); }
+    // Attention heads of the current rank (all of them without a tensor split, or when the
+    // architecture keeps its attention whole on the first rank).
+    size_t attention_ranks() const { return shards_attention() ? ranks() : 1; }
+    int64_t heads() const { return config_.n_head / static_cast<int64_t>(attention_ranks()); }
+    int64_t heads_kv() const { return config_.n_head_kv / static_cast<int64_t>(attention_ranks()); }
     // The routed experts [first, second) a rank holds.
     std::pair<int64_t, int64_t> expert_range(size_t rank) const {
         const int64_t n = config_.n_expert, r = static_cast<int64_t>(ranks()), i = static_cast<int64_t>(rank);
         return {n * i / r, n * (i + 1) / r};
     }
 
+    // An empty part (n rows of n_embd zeros, in kProj) for a rank that holds none of a block: the
+    // blocks an architecture keeps whole on the first rank (DeltaNet layers, MLA attention, shared
+    // experts) are computed there and the other ranks add zeros to the all-reduce, so every rank
+    // still ends with the first rank's bits.
+    float* empty_part(int64_t n);
+
     // ---- what an architecture supplies ----------------------------------------------------------
     // An architecture that can be split by tensor says so and queues its layers in two parts.
     virtual bool supports_tensor_split() const { return false; }
+    // Whether its attention heads (and KV cache) are shared out under a tensor split; if not, the
+    // first rank holds the whole attention and KV cache (DeepSeek's latent attention, whose one
+    // cached latent row serves every head).
+    virtual bool shards_attention() const { return true; }
     // Layer il's attention on the current rank, h = its input norm on entry: this rank's part of
     // the attention output (n rows of n_embd, bias on rank 0 only).
     virtual float* queue_attention_part(uint32_t il, float* h, int64_t n, const int32_t* positions, int64_t kv_layer) {

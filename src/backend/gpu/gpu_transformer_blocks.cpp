@@ -261,7 +261,7 @@ float* GpuTransformer::moe_ffn_part(const GpuMoeWeights& L, int64_t layer, float
     const int64_t e0 = range.first, e1 = range.second;
     const bool normalize = c.norm_topk_prob || gpt_oss_;
     MoePlan plan;
-    if (n == 1 && !L.router_bias && cur_->route_counter(layer) != nullptr) {  // one launch, as on one GPU
+    if (n == 1 && !L.router_bias && !custom_routing_ && cur_->route_counter(layer) != nullptr) {  // one launch, as on one GPU
         op("moe_router_route_plan_single", [&] {
             plan = gpu_moe_router_route_plan_single(L.router, h, router, k, normalize, ids, weights, kMoePlan,
                                                     cur_->route_counter(layer), g, e0, e1);
@@ -269,7 +269,11 @@ float* GpuTransformer::moe_ffn_part(const GpuMoeWeights& L, int64_t layer, float
     } else {
         op("matmul ffn_gate_inp", [&] { gpu_matmul(L.router, 0, h, n, router, g, hq_); });
         if (L.router_bias) op("add_bias", [&] { gpu_add_bias(router, L.router_bias.f32(), n, n_exp, g); });
-        op("moe_route", [&] { gpu_moe_route_softmax_topk(router, n, n_exp, k, normalize, ids, weights, g); });
+        if (custom_routing_) {
+            route_experts(layer, router, n, ids, weights);
+        } else {
+            op("moe_route", [&] { gpu_moe_route_softmax_topk(router, n, n_exp, k, normalize, ids, weights, g); });
+        }
         op("moe_plan", [&] {
             // The tile width for the pairs this rank expects: its share of them over its experts.
             const int width = gpu_moe_tile_columns(pairs / static_cast<int64_t>(ranks()), e1 - e0, L.gate_exps, L.down_exps);
