@@ -57,6 +57,35 @@ TEST_P(GpuTensorSplit, MatchesOneGpu) {
     }
 }
 
+// Four ranks (two per GPU on a two-GPU machine, so the all-reduce is by copies): DeepSeek's 16
+// experts four to a rank, its attention on the first.
+TEST(GpuTensorSplitRanks, FourRanksMatchOneGpu) {
+    const std::string why = gpu_unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
+    const std::string path = test::testdata_path("models/deepseek3.gguf");
+    STRATA_SKIP_IF_MISSING(path);
+    auto file = GgufFile::open(path);
+    ASSERT_TRUE(file);
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    CpuContext cpu(pool);
+    auto one = load_model_on(*file, ComputeOptions{.device = ComputeDevice::Gpu});
+    ASSERT_TRUE(one) << one.status().message();
+    const std::vector<float> want = test::split_test_logits(**one, cpu);
+    ComputeOptions options{.device = ComputeDevice::Gpu};
+    const int other = test::second_gpu();
+    for (int r = 0; r < 4; ++r) options.tensor_split.push_back(GpuLayerShare{r % 2 ? other : 0, 0, 0, 0, nullptr});
+    auto split = load_model_on(*file, options);
+    ASSERT_TRUE(split) << split.status().message();
+    const std::string name = (*split)->device_name();
+    EXPECT_NE(name.find("tensor split over 4 GPUs"), std::string::npos) << name;
+    EXPECT_NE(name.find("experts 12-15"), std::string::npos) << name;
+    const std::vector<float> got = test::split_test_logits(**split, cpu);
+    ASSERT_EQ(got.size(), want.size());
+    const double e = test::nmse(got, want);
+    std::printf("gpu-tensor-split deepseek3 over 4 ranks: nmse vs one GPU %.3e: %s\n", e, name.c_str());
+    EXPECT_LT(e, 1e-9) << name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Architectures, GpuTensorSplit,
                          ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "gptoss", "qwen3next", "qwen35moe",
                                            "deepseek3"));

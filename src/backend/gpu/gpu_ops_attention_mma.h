@@ -22,4 +22,17 @@ bool gpu_attention_flash_mma(const GpuContext& ctx);
 // False (nothing launched) when the tensor-core kernel does not take this call.
 bool launch_attention_flash_mma(const AttentionCall& call, GpuContext& ctx);
 
+// Decode steps (the split path, ops_attention_split.cu) on the same tensor-core kernel, the keys cut
+// into n_split slices whose partials the split path's merge combines: where the device runs the
+// flash path on tensor cores, unless STRATA_GPU_DECODE_MMA=0 (A/B against the FMA decode kernel).
+// The decode output then carries the same f16 rounding of queries and weights as prompt batches.
+// H200, synthetic Qwen3-30B-A3B, tg128 at depth 8192: 299.8 / 298.9 tok/s against 284.2 / 283.8;
+// at depth 0: 357.9 / 358.3 against 359.9 / 360.5 (bench/results/2026-11-30-decode-attention-mma).
+bool gpu_attention_decode_mma(const GpuContext& ctx);
+// False (nothing launched) when the tensor-core kernel does not take this call; else the partials
+// of slices 0 .. n_split - 1 (part_ml: max and sum per (token, head, slice); part_acc: head_dim_v
+// floats each).
+bool launch_attention_mma_split(const AttentionCall& call, int n_split, float* part_ml, float* part_acc,
+                                GpuContext& ctx);
+
 }  // namespace strata::gpu

@@ -38,6 +38,14 @@
 // rows see entirely skips masking, the others mask per (row, key). A warp whose 16 rows see
 // nothing of a tile skips its products (it still copies and meets the barriers).
 // STRATA_GPU_FLASH_MMA=0 turns this path off (A/B against the FMA tiles).
+//
+// Decode (split keys). A one-token step has G rows per KV head, one block per head: too few blocks
+// to read a deep cache. launch_attention_mma_split gives the grid a third dimension of n_split
+// slices of whole tiles over the keys [lo, hi) (the split path's merge kernel then combines them);
+// each block writes its rows' running max (natural log), sum and unnormalized output as partials
+// instead of the normalized rows. The products are the same, so the G query heads of a group share
+// each staged tile and run as one 16-row mma tile, where the FMA decode kernel
+// (attention_decode_grouped.cuh) converts and multiplies every staged value once per head.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -61,6 +69,7 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kRows = 16 * kWarps;  // (token, query head) rows per block
 constexpr int kKeys = 64;           // keys per staged tile
 [[maybe_unused]] constexpr float kLog2e = 1.4426950408889634f;
+[[maybe_unused]] constexpr float kLn2 = 0.6931471805599453f;
 
 // Tile geometry for head dims padded up to D (64 or 128).
 template <int D>
@@ -75,12 +84,15 @@ struct MmaTiles {
     static_assert(2 * kKeys * kStride * 2 + 2 * kRows * 4 <= 48 * 1024, "static shared memory is limited to 48 KiB");
 };
 
-// Block (x: KV head, y: row tile, heaviest first). Token t sits at positions[t] when `positions`
-// is set, else at pos0 + t. Three blocks per multiprocessor (see Registers above).
+// Block (x: KV head, y: row tile, heaviest first, z: slice of the keys). Token t sits at
+// positions[t] when `positions` is set, else at pos0 + t. Three blocks per multiprocessor (see
+// Registers above). part_ml null: normalized rows into `out`; else partials of slice z of n_split
+// into part_ml / part_acc, laid out as the split path's merge reads them.
 template <int D>
 __global__ void __launch_bounds__(kThreads, 3)
     attention_flash_mma_kernel(const float* q, const uint16_t* keys, const uint16_t* values, const int32_t* positions,
-                               int64_t pos0, int64_t n_tokens, GpuAttentionParams p, float* out) {
+                               int64_t pos0, int64_t n_tokens, GpuAttentionParams p, float* out, int n_split,
+                               float* part_ml, float* part_acc) {
     vendor::wait_for_previous_kernel();
 #if STRATA_MMA_F16
     using T = MmaTiles<D>;
@@ -141,6 +153,12 @@ __global__ void __launch_bounds__(kThreads, 3)
     for (int r = 0; r < kRows; ++r) {
         const int b = row_begin[r], e = row_end[r];
         if (e > b) lo = min(lo, b), hi = max(hi, e), open_lo = max(open_lo, b), open_hi = min(open_hi, e);
+    }
+    if (part_ml && lo < hi) {  // this block's slice: whole tiles from lo, so no tile crosses a slice's end
+        const int tiles = (hi - lo + kKeys - 1) / kKeys, per_slice = (tiles + n_split - 1) / n_split;
+        const int slice_lo = lo + static_cast<int>(blockIdx.z) * per_slice * kKeys;
+        hi = min(hi, slice_lo + per_slice * kKeys);
+        lo = slice_lo;  // lo >= hi: an empty slice, which writes max -inf
     }
     int warp_lo = INT_MAX, warp_hi = 0;
     for (int r = 16 * warp; r < 16 * warp + 16; ++r) {
@@ -280,6 +298,23 @@ __global__ void __launch_bounds__(kThreads, 3)
         l[i] += vendor::shfl_xor(l[i], 1);
         l[i] += vendor::shfl_xor(l[i], 2);
     }
+    if (part_ml) {  // a slice's partials; the merge adds the sink
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const int r = 16 * warp + g + 8 * i;
+            if (!row_valid(r)) continue;
+            const int64_t t = t0 + r / group, h = kv_head * group + r % group;
+            const int64_t entry = (t * p.n_head + h) * n_split + blockIdx.z;
+            if (t4 == 0) part_ml[2 * entry] = m[i] == -INFINITY ? -INFINITY : m[i] * kLn2, part_ml[2 * entry + 1] = l[i];
+            float* acc = part_acc + entry * p.head_dim_v;
+#pragma unroll
+            for (int n = 0; n < 2 * T::kDimSteps; ++n) {
+                const int d = 8 * n + 2 * t4;
+                if (d < p.head_dim_v) *reinterpret_cast<float2*>(acc + d) = make_float2(o[n][2 * i], o[n][2 * i + 1]);
+            }
+        }
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
         const int r = 16 * warp + g + 8 * i;
@@ -311,16 +346,16 @@ bool aligned_to(const void* ptr, uintptr_t bytes) { return reinterpret_cast<uint
 // False when the kernel as loaded for this device lacks its body (a build for targets below sm_80
 // running through its PTX).
 template <int D>
-bool launch_mma(const AttentionCall& call, GpuContext& ctx) {
+bool launch_mma(const AttentionCall& call, int n_split, float* part_ml, float* part_acc, GpuContext& ctx) {
     int ptx = 0;
     auto* const kernel = &attention_flash_mma_kernel<D>;
     if (!vendor::ok(vendor::kernel_ptx_version(reinterpret_cast<const void*>(kernel), &ptx)) || ptx < 80) return false;
     const int64_t tokens = kRows / (call.p.n_head / call.p.n_head_kv);
     const int64_t n_tiles = (call.n_tokens + tokens - 1) / tokens;
-    const dim3 grid(static_cast<unsigned>(call.p.n_head_kv), static_cast<unsigned>(n_tiles));
+    const dim3 grid(static_cast<unsigned>(call.p.n_head_kv), static_cast<unsigned>(n_tiles), static_cast<unsigned>(n_split));
     launch_chained(ctx, kernel, grid, kThreads, 0, call.q, static_cast<const uint16_t*>(call.kv->keys(call.layer)),
                    static_cast<const uint16_t*>(call.kv->values(call.layer)), call.positions, call.pos0, call.n_tokens,
-                   call.p, call.out);
+                   call.p, call.out, n_split, part_ml, part_acc);
     return true;
 }
 
@@ -337,9 +372,20 @@ bool gpu_attention_flash_mma(const GpuContext& ctx) {
     return kHasF16Mma && enabled && arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 80;
 }
 
-bool launch_attention_flash_mma(const AttentionCall& call, GpuContext& ctx) {
+bool gpu_attention_decode_mma(const GpuContext& ctx) {
+    static const bool enabled = [] {
+        const char* v = std::getenv("STRATA_GPU_DECODE_MMA");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return enabled && gpu_attention_flash_mma(ctx);
+}
+
+namespace {
+
+// Whether the tensor-core kernel takes this call's shape (on a device that has it).
+bool mma_takes(const AttentionCall& call) {
     const GpuAttentionParams& p = call.p;
-    if (!gpu_attention_flash_mma(ctx) || call.kv->type() != KvType::F16) return false;
+    if (call.kv->type() != KvType::F16) return false;
     const void* keys = call.kv->keys(call.layer);
     const void* values = call.kv->values(call.layer);
     // 16-byte copies of key and value rows, float2 reads of queries and writes of outputs; key
@@ -347,9 +393,23 @@ bool launch_attention_flash_mma(const AttentionCall& call, GpuContext& ctx) {
     const bool fits = p.n_head / p.n_head_kv <= kRows && p.head_dim_k % 8 == 0 && p.head_dim_v % 8 == 0 &&
                       aligned_to(keys, 16) && aligned_to(values, 16) && aligned_to(call.q, 8) &&
                       aligned_to(call.out, 8) && call.kv->n_ctx() < INT_MAX;
-    const int64_t dim = std::max(p.head_dim_k, p.head_dim_v);
-    if (!fits || dim > 128) return false;
-    return dim <= 64 ? launch_mma<64>(call, ctx) : launch_mma<128>(call, ctx);
+    return fits && std::max(p.head_dim_k, p.head_dim_v) <= 128;
+}
+
+}  // namespace
+
+bool launch_attention_flash_mma(const AttentionCall& call, GpuContext& ctx) {
+    if (!gpu_attention_flash_mma(ctx) || !mma_takes(call)) return false;
+    const int64_t dim = std::max(call.p.head_dim_k, call.p.head_dim_v);
+    return dim <= 64 ? launch_mma<64>(call, 1, nullptr, nullptr, ctx) : launch_mma<128>(call, 1, nullptr, nullptr, ctx);
+}
+
+bool launch_attention_mma_split(const AttentionCall& call, int n_split, float* part_ml, float* part_acc,
+                                GpuContext& ctx) {
+    if (!gpu_attention_decode_mma(ctx) || !mma_takes(call)) return false;
+    const int64_t dim = std::max(call.p.head_dim_k, call.p.head_dim_v);
+    return dim <= 64 ? launch_mma<64>(call, n_split, part_ml, part_acc, ctx)
+                     : launch_mma<128>(call, n_split, part_ml, part_acc, ctx);
 }
 
 }  // namespace strata::gpu

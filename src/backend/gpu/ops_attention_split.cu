@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "backend/gpu/gpu_ops_attention_mma.h"
 #include "backend/gpu/kernels/attention_decode_grouped.cuh"
 #include "backend/gpu/kernels/attention_paths.cuh"
 #include "backend/gpu/kernels/attention_rows.cuh"
@@ -245,7 +246,9 @@ bool launch_attention_split(const AttentionCall& call, int n_split, GpuContext& 
     float* part_acc = part_ml + 2 * entries;
     const bool f16 = call.kv->type() == KvType::F16;
     if (const GroupedConfig g = grouped_config(call); g.dims > 0) {
-        if (f16) {
+        if (f16 && launch_attention_mma_split(call, n_split, part_ml, part_acc, ctx)) {
+            // the tensor-core kernel, in slices of the same tile of keys (64)
+        } else if (f16) {
             launch_grouped<uint16_t>(call, g.dims, n_split, part_ml, part_acc, ctx);
         } else {
             launch_grouped<float>(call, g.dims, n_split, part_ml, part_acc, ctx);
