@@ -94,24 +94,31 @@ __global__ void __launch_bounds__(kSplitThreads)
 }
 
 // out[t][h] = Σ_slices exp(max_s − top) · acc_s / (Σ_slices exp(max_s − top) · sum_s + exp(sink − top)).
+// Every read is issued in as few rounds as possible: a thread per slice reads its (max, sum) and the
+// block reduces them; each thread of a dim reads the slices' accumulators kMergeRound at a time.
+// (Reading them one slice after another, with the skip of empty slices as a branch, kept each
+// thread's reads one L2 round trip apart: ncu on the H200 timed this kernel at 9.2 µs against 19 µs
+// for the 32-slice tensor-core pass before it, at depth 8192.)
+constexpr int kMergeRound = 16;
 __global__ void __launch_bounds__(kMergeThreads)
     attention_merge_kernel(const float* part_ml, const float* part_acc, int n_split, GpuAttentionParams p, float* out,
                            GpuQ8Rows q8) {
     vendor::wait_for_previous_kernel();
     __shared__ float weight[kSplitMaxSlices];
+    __shared__ float reduce[kMaxWarpsPerBlock];
     const int64_t h = blockIdx.x, t = blockIdx.y;
     const int64_t first = (t * p.n_head + h) * n_split;
+    const int tid = static_cast<int>(threadIdx.x);
+    const bool mine = tid < n_split;
+    const float m = mine ? part_ml[2 * (first + tid)] : -INFINITY;
+    const float l = mine ? part_ml[2 * (first + tid) + 1] : 0.0f;
     const float sink = p.sinks ? p.sinks[h] : -INFINITY;
     // Slice 0 always holds keys (every query sees its own), so `top` is finite.
-    float top = sink;
-    for (int s = 0; s < n_split; ++s) top = fmaxf(top, part_ml[2 * (first + s)]);
-    if (static_cast<int>(threadIdx.x) < n_split) {
-        const float m = part_ml[2 * (first + threadIdx.x)];
-        weight[threadIdx.x] = m == -INFINITY ? 0.0f : expf(m - top);
-    }
-    __syncthreads();
-    float sum = p.sinks ? expf(sink - top) : 0.0f;
-    for (int s = 0; s < n_split; ++s) sum += weight[s] * part_ml[2 * (first + s) + 1];
+    const float top = fmaxf(block_max(m, reduce), sink);
+    const float w = m == -INFINITY ? 0.0f : expf(m - top);
+    if (mine) weight[tid] = w;
+    // (block_sum's barriers also publish weight[] to the whole block.)
+    const float sum = block_sum(w * l, reduce) + (p.sinks ? expf(sink - top) : 0.0f);
     const float inv = 1.0f / sum;
     float* o = out + (t * p.n_head + h) * p.head_dim_v;
     // With q8 set the row is also quantized for the int8 matrix-vector kernel (the output
@@ -123,9 +130,18 @@ __global__ void __launch_bounds__(kMergeThreads)
         const int64_t d = base + threadIdx.x;
         float v = 0.0f;
         if (d < p.head_dim_v) {
-            // An empty slice never wrote its accumulator: skip it rather than multiply garbage by 0.
-            for (int s = 0; s < n_split; ++s) {
-                if (weight[s] != 0.0f) v += weight[s] * part_acc[(first + s) * p.head_dim_v + d];
+            const float* acc = part_acc + first * p.head_dim_v + d;
+            for (int s0 = 0; s0 < n_split; s0 += kMergeRound) {
+                float a[kMergeRound];
+                // An empty slice (weight 0) never wrote its accumulator: not read (a predicated load).
+#pragma unroll
+                for (int i = 0; i < kMergeRound; ++i) {
+                    a[i] = s0 + i < n_split && weight[s0 + i] != 0.0f ? acc[(s0 + i) * p.head_dim_v] : 0.0f;
+                }
+#pragma unroll
+                for (int i = 0; i < kMergeRound; ++i) {
+                    if (s0 + i < n_split && weight[s0 + i] != 0.0f) v += weight[s0 + i] * a[i];
+                }
             }
             v *= inv;
             o[d] = v;
