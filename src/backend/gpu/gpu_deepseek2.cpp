@@ -19,7 +19,6 @@
 #include "backend/gpu/gpu_ops_mla.h"
 #include "backend/gpu/gpu_transformer.h"
 #include "model/arch/deepseek2_weights.h"
-#include "model/weight_slices.h"
 
 namespace strata {
 
@@ -88,11 +87,9 @@ public:
         layers_.assign(ranks(), std::vector<GpuDeepseekLayer>(w.layers.size()));
         std::vector<Weight> input_norms;
         for (size_t il = 0; il < w.layers.size(); ++il) {
-            if (tensor_split()) {
-                for (size_t rk = 0; rk < ranks(); ++rk) STRATA_TRY(upload_rank_part(w.layers[il], rk, layers_[rk][il]));
-            } else {
-                STRATA_TRY(upload_layer(w.layers[il], share_of(il), layers_[0][il]));
-            }
+            STRATA_TRY(upload_layer_parts(
+                w.layers[il], il, layers_, [&](const Deepseek2Layer& src, size_t rk) { return rank_part(src, rk); },
+                [&](const Deepseek2Layer& src, size_t s, GpuDeepseekLayer& L) { return upload_layer(src, s, L); }));
             input_norms.push_back(w.layers[il].attn.norm);
         }
         return finish_load(file, w.token_embd, w.output_norm, w.output, input_norms);
@@ -102,26 +99,19 @@ public:
     bool shards_attention() const override { return false; }
 
 private:
-    // Rank r's part of a layer under --split tensor: the first rank uploads the whole layer with
-    // its share of the routed experts; the others their norms, the router (and selection bias)
-    // and their experts.
-    Status upload_rank_part(const Deepseek2Layer& src, size_t r, GpuDeepseekLayer& L) {
+    // Rank r's part of a layer under --split tensor: its share of the routed experts; the first
+    // rank keeps the rest whole, the others only the norms, the router and the selection bias
+    // (upload_layer skips empty weights).
+    Result<Deepseek2Layer> rank_part(const Deepseek2Layer& src, size_t r) {
         Deepseek2Layer part = src;
-        if (src.moe) {
-            const std::pair<int64_t, int64_t> experts = expert_range(r);
-            const int64_t first = experts.first, count = experts.second - experts.first;
-            STRATA_ASSIGN_OR_RETURN(part.moe_ffn.gate_exps, weight_matrices(src.moe_ffn.gate_exps, first, count));
-            STRATA_ASSIGN_OR_RETURN(part.moe_ffn.up_exps, weight_matrices(src.moe_ffn.up_exps, first, count));
-            STRATA_ASSIGN_OR_RETURN(part.moe_ffn.down_exps, weight_matrices(src.moe_ffn.down_exps, first, count));
-        }
-        if (r == 0) return upload_layer(part, r, L);
-        gpu::GpuShard& sh = share(r);
-        L.moe = src.moe;
-        STRATA_ASSIGN_OR_RETURN(L.attn_norm, sh.upload(src.attn.norm, false));
-        STRATA_ASSIGN_OR_RETURN(L.ffn_norm, sh.upload(src.moe ? src.moe_ffn.norm : src.ffn.norm, false));
-        if (!src.moe) return Status::ok();
-        STRATA_ASSIGN_OR_RETURN(L.selection_bias, sh.upload(src.router_bias, false));
-        return upload_experts(part.moe_ffn, {}, r, L.experts);
+        if (src.moe) STRATA_TRY(keep_rank_experts(part.moe_ffn, r));
+        if (r == 0) return part;
+        part.attn = MlaAttentionWeights{};
+        part.attn.norm = src.attn.norm;
+        part.ffn = DenseFfnWeights{};
+        part.ffn.norm = src.ffn.norm;
+        part.gate_sh = part.up_sh = part.down_sh = Weight{};
+        return part;
     }
 
     Status upload_layer(const Deepseek2Layer& src, size_t share_index, GpuDeepseekLayer& L) {

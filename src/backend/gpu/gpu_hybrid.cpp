@@ -96,14 +96,9 @@ public:
         std::vector<Weight> input_norms;
         std::vector<bool> has_kv;
         for (size_t il = 0; il < w.layers.size(); ++il) {
-            if (tensor_split()) {
-                for (size_t r = 0; r < ranks(); ++r) {
-                    STRATA_ASSIGN_OR_RETURN(HybridLayer part, rank_part(w.layers[il], r));
-                    STRATA_TRY(upload_layer(part, r, layers_[r][il]));
-                }
-            } else {
-                STRATA_TRY(upload_layer(w.layers[il], share_of(il), layers_[0][il]));
-            }
+            STRATA_TRY(upload_layer_parts(
+                w.layers[il], il, layers_, [&](const HybridLayer& src, size_t r) { return rank_part(src, r); },
+                [&](const HybridLayer& src, size_t s, GpuHybridLayer& L) { return upload_layer(src, s, L); }));
             const HybridLayer& L = w.layers[il];
             input_norms.push_back(L.recurrent ? L.delta.norm : L.attn.norm);
             has_kv.push_back(!L.recurrent);
@@ -179,11 +174,7 @@ private:
             out.delta.norm = norm;
         }
         if (r != 0) out.shared = SharedExpertWeights{};
-        const std::pair<int64_t, int64_t> experts = expert_range(r);
-        const int64_t first = experts.first, count = experts.second - experts.first;
-        STRATA_ASSIGN_OR_RETURN(out.moe.gate_exps, weight_matrices(src.moe.gate_exps, first, count));
-        STRATA_ASSIGN_OR_RETURN(out.moe.up_exps, weight_matrices(src.moe.up_exps, first, count));
-        STRATA_ASSIGN_OR_RETURN(out.moe.down_exps, weight_matrices(src.moe.down_exps, first, count));
+        STRATA_TRY(keep_rank_experts(out.moe, r));
         return out;
     }
 

@@ -38,14 +38,9 @@ public:
         layers_.assign(ranks(), std::vector<GpuLayer>(w.layers.size()));
         std::vector<Weight> input_norms;
         for (size_t il = 0; il < w.layers.size(); ++il) {
-            if (tensor_split()) {
-                for (size_t r = 0; r < ranks(); ++r) {
-                    STRATA_ASSIGN_OR_RETURN(LlamaLayer part, rank_part(w.layers[il], r));
-                    STRATA_TRY(upload_layer(part, r, layers_[r][il]));
-                }
-            } else {
-                STRATA_TRY(upload_layer(w.layers[il], share_of(il), layers_[0][il]));
-            }
+            STRATA_TRY(upload_layer_parts(
+                w.layers[il], il, layers_, [&](const LlamaLayer& src, size_t r) { return rank_part(src, r); },
+                [&](const LlamaLayer& src, size_t s, GpuLayer& L) { return upload_layer(src, s, L); }));
             input_norms.push_back(w.layers[il].attn.norm);
         }
         STRATA_TRY(finish_load(file, w.token_embd, w.output_norm, w.output, input_norms));
@@ -86,11 +81,7 @@ private:
             STRATA_ASSIGN_OR_RETURN(out.attn_sinks, weight_elements(src.attn_sinks, rank * hq, hq));
         }
         if (src.moe) {
-            const std::pair<int64_t, int64_t> experts = expert_range(r);
-            const int64_t first = experts.first, count = experts.second - experts.first;
-            STRATA_ASSIGN_OR_RETURN(out.moe_ffn.gate_exps, weight_matrices(src.moe_ffn.gate_exps, first, count));
-            STRATA_ASSIGN_OR_RETURN(out.moe_ffn.up_exps, weight_matrices(src.moe_ffn.up_exps, first, count));
-            STRATA_ASSIGN_OR_RETURN(out.moe_ffn.down_exps, weight_matrices(src.moe_ffn.down_exps, first, count));
+            STRATA_TRY(keep_rank_experts(out.moe_ffn, r));
             return out;
         }
         const int64_t ff = src.ffn.gate.ne[1];

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cpu/matmul.h"
+#include "model/weight_slices.h"
 
 namespace strata::gpu {
 
@@ -454,6 +455,14 @@ const float* GpuTransformer::queue_output(float* h, int64_t n, LogitsFor which, 
     float* home_out = home.ctx().scratch_floats(kLogits, logit_count);
     copy_peer_async(home_out, home.ordinal(), out, cur_->ordinal(), logit_count * sizeof(float), home.ctx().stream());
     return home_out;
+}
+
+Status GpuTransformer::keep_rank_experts(MoeFfnWeights& moe, size_t r) const {
+    const auto [first, end] = expert_range(r);
+    STRATA_ASSIGN_OR_RETURN(moe.gate_exps, weight_matrices(moe.gate_exps, first, end - first));
+    STRATA_ASSIGN_OR_RETURN(moe.up_exps, weight_matrices(moe.up_exps, first, end - first));
+    STRATA_ASSIGN_OR_RETURN(moe.down_exps, weight_matrices(moe.down_exps, first, end - first));
+    return Status::ok();
 }
 
 float* GpuTransformer::empty_part(int64_t n) {

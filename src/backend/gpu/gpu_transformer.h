@@ -133,6 +133,23 @@ protected:
         return {n * i / r, n * (i + 1) / r};
     }
 
+    // Layer il of an architecture's weight table onto the GPUs: under a tensor split each rank's
+    // part (rank_part(src, r), a Result of the host layer with that rank's views), else the whole
+    // layer on the share that holds il; upload(host layer, share index, device layer).
+    template <typename HostLayer, typename DeviceLayer, typename RankPart, typename Upload>
+    Status upload_layer_parts(const HostLayer& src, size_t il, std::vector<std::vector<DeviceLayer>>& layers,
+                              RankPart&& rank_part, Upload&& upload) {
+        if (!tensor_split()) return upload(src, share_of(il), layers[0][il]);
+        for (size_t r = 0; r < ranks(); ++r) {
+            STRATA_ASSIGN_OR_RETURN(HostLayer part, rank_part(src, r));
+            STRATA_TRY(upload(part, r, layers[r][il]));
+        }
+        return Status::ok();
+    }
+
+    // Narrows a layer's stacked routed experts to rank r's (expert_range): views of the file.
+    Status keep_rank_experts(MoeFfnWeights& moe, size_t r) const;
+
     // An empty part (n rows of n_embd zeros, in kProj) for a rank that holds none of a block: the
     // blocks an architecture keeps whole on the first rank (DeltaNet layers, MLA attention, shared
     // experts) are computed there and the other ranks add zeros to the all-reduce, so every rank

@@ -124,15 +124,20 @@ __device__ __forceinline__ void matvec_rows(const MatvecPart& part, unsigned blo
     }
 }
 
-// The part of this block, then its format's rows (a branch the whole block takes alike).
-template <int kLanes, bool kSwiglu, int kCols>
-__global__ void matvec_q8_kernel(MatvecJob job, int64_t n_in, GpuQ8Rows xq, Columns cols) {
-    vendor::wait_for_previous_kernel();
+// The part whose rows this block computes (parts own consecutive runs of blocks).
+__device__ __forceinline__ const MatvecPart& part_of_block(const MatvecJob& job) {
     int p = 0;
     for (int i = 1; i < job.n_parts; ++i) {
         if (blockIdx.x >= job.part[i].first_block) p = i;
     }
-    const MatvecPart& part = job.part[p];
+    return job.part[p];
+}
+
+// The part of this block, then its format's rows (a branch the whole block takes alike).
+template <int kLanes, bool kSwiglu, int kCols>
+__global__ void matvec_q8_kernel(MatvecJob job, int64_t n_in, GpuQ8Rows xq, Columns cols) {
+    vendor::wait_for_previous_kernel();
+    const MatvecPart& part = part_of_block(job);
     const unsigned block = blockIdx.x - part.first_block;
     using T = TensorType;
     switch (part.type) {  // the formats of dispatch_q8_weight_type (a host function)
@@ -157,11 +162,7 @@ __global__ void matvec_q8_kernel(MatvecJob job, int64_t n_in, GpuQ8Rows xq, Colu
 template <TensorType T, int kLanes, bool kSwiglu>
 __global__ void matvec_q8_typed_kernel(MatvecJob job, int64_t n_in, GpuQ8Rows xq, Columns cols) {
     vendor::wait_for_previous_kernel();
-    int p = 0;
-    for (int i = 1; i < job.n_parts; ++i) {
-        if (blockIdx.x >= job.part[i].first_block) p = i;
-    }
-    const MatvecPart& part = job.part[p];
+    const MatvecPart& part = part_of_block(job);
     matvec_rows<T, kLanes, kSwiglu, 1>(part, blockIdx.x - part.first_block, n_in, xq, cols);
 }
 
