@@ -172,7 +172,7 @@ CommandRegistration registration(
                        "Use at most this much VRAM (of each GPU), as if the card were this size");
         app.add_option("--ram", o->ram, "Host RAM the engine may use (default: MemAvailable of /proc/meminfo)");
         app.add_option("-c,--ctx", o->n_ctx, "Context length in tokens")->capture_default_str()->check(CLI::Range(1, 1 << 24));
-        app.add_option("--kv-type", o->kv_type, "KV cache element type: f32, f16, q8_0 or int8")->capture_default_str();
+        app.add_option("--kv-type", o->kv_type, "KV cache element type: f32, f16 or q8_0")->capture_default_str();
         app.add_option("--vram-reserve", o->vram_reserve, "VRAM kept free for the driver and other programs")
             ->capture_default_str();
         app.add_option("--ram-reserve", o->ram_reserve, "RAM kept free for the OS and other programs")

@@ -12,8 +12,7 @@ Result<KvElementType> parse_kv_type(std::string_view name) {
     if (name == "f32") return KvElementType::F32;
     if (name == "f16") return KvElementType::F16;
     if (name == "q8_0") return KvElementType::Q8_0;
-    if (name == "int8") return KvElementType::Int8;
-    return Status::error("--kv-type: expected one of f32, f16, q8_0, int8, got \"{}\"", name);
+    return Status::error("--kv-type: expected one of f32, f16, q8_0, got \"{}\"", name);
 }
 
 std::string_view kv_type_name(KvElementType type) {
@@ -21,7 +20,6 @@ std::string_view kv_type_name(KvElementType type) {
         case KvElementType::F32: return "f32";
         case KvElementType::F16: return "f16";
         case KvElementType::Q8_0: return "q8_0";
-        case KvElementType::Int8: return "int8";
     }
     return "?";
 }
@@ -31,7 +29,6 @@ uint64_t kv_row_bytes(KvElementType type, uint64_t dim, uint64_t head_dim) {
         case KvElementType::F32: return dim * 4;
         case KvElementType::F16: return dim * 2;
         case KvElementType::Q8_0: return (dim + 31) / 32 * 34;
-        case KvElementType::Int8: return dim + (head_dim ? (dim + head_dim - 1) / head_dim : 1) * 4;
     }
     return dim * 4;
 }

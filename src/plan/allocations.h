@@ -24,9 +24,9 @@ enum class KvElementType {
     F32,   // 4 bytes
     F16,   // 2 bytes
     Q8_0,  // ggml's q8_0 blocks: 32 int8 values + one f16 scale = 34 bytes per 32 values
-    Int8,  // one int8 per value + one f32 scale per head and position
 };
-Result<KvElementType> parse_kv_type(std::string_view name);  // "f32", "f16", "q8_0", "int8"
+// The caches the engine builds (--kv-type of run, serve, bench and plan alike).
+Result<KvElementType> parse_kv_type(std::string_view name);  // "f32", "f16", "q8_0"
 std::string_view kv_type_name(KvElementType type);
 
 // Bytes of one cache row of `dim` values made of heads of `head_dim` values.

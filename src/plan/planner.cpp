@@ -113,7 +113,7 @@ std::vector<std::string> suggest(const ModelInventory& inv, const ModelWeights& 
     }
     // A narrower KV type.
     const uint64_t row_now = kv_row_bytes(req.kv_type, 128, 128);
-    for (KvElementType t : {KvElementType::F16, KvElementType::Q8_0, KvElementType::Int8}) {
+    for (KvElementType t : {KvElementType::F16, KvElementType::Q8_0}) {
         if (kv_row_bytes(t, 128, 128) >= row_now || p.context.kv_bytes == 0) continue;
         PlanRequest r = req;
         r.kv_type = t;

@@ -70,19 +70,19 @@ TEST(KvRowBytes, EachType) {
     EXPECT_EQ(kv_row_bytes(KvElementType::F16, 32, 16), 64u);
     EXPECT_EQ(kv_row_bytes(KvElementType::Q8_0, 32, 16), 34u);  // one block
     EXPECT_EQ(kv_row_bytes(KvElementType::Q8_0, 40, 40), 68u);  // a partial block still takes a block
-    EXPECT_EQ(kv_row_bytes(KvElementType::Int8, 32, 16), 40u);  // 32 values + 2 heads · f32 scale
     EXPECT_EQ(kv_row_bytes(KvElementType::Q8_0, 512, 128), 544u);
 }
 
 TEST(KvType, NamesRoundTripAndUnknownIsAnError) {
-    for (auto t : {KvElementType::F32, KvElementType::F16, KvElementType::Q8_0, KvElementType::Int8}) {
+    for (auto t : {KvElementType::F32, KvElementType::F16, KvElementType::Q8_0}) {
         auto back = parse_kv_type(kv_type_name(t));
         ASSERT_TRUE(back);
         EXPECT_EQ(*back, t);
     }
     auto bad = parse_kv_type("q4_0");
     ASSERT_FALSE(bad);
-    EXPECT_NE(bad.status().message().find("f32, f16, q8_0, int8"), std::string::npos);
+    EXPECT_NE(bad.status().message().find("f32, f16, q8_0,"), std::string::npos);
+    EXPECT_FALSE(parse_kv_type("int8")) << "no engine cache stores int8 with per-head scales";
 }
 
 TEST(ContextMemory, ToyKvCache) {
