@@ -33,6 +33,10 @@ uint64_t kv_row_bytes(KvElementType type, uint64_t dim, uint64_t head_dim) {
     return dim * 4;
 }
 
+bool kv_type_runs_on(KvElementType type, const ModelConfig& cfg, bool gpu) {
+    return !(gpu && type == KvElementType::Q8_0 && cfg.kv_lora_rank > 0);
+}
+
 ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvElementType type, uint32_t layer_begin,
                              uint32_t layer_end) {
     ContextMemory m;
@@ -43,6 +47,11 @@ ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvElementTyp
     const uint64_t row = kv_row_bytes(type, cfg.kv_dim_k(), cfg.head_dim_k) + kv_row_bytes(type, cfg.kv_dim_v(), cfg.head_dim_v);
     m.kv_bytes_per_token = uint64_t(m.attention_layers) * row;
     m.kv_bytes = m.kv_bytes_per_token * static_cast<uint64_t>(std::max<int64_t>(n_ctx, 0));
+    if (type == KvElementType::Q8_0 && m.attention_layers > 0) {
+        m.kv_staging_bytes = (kv_row_bytes(KvElementType::F16, cfg.kv_dim_k(), cfg.head_dim_k) +
+                              kv_row_bytes(KvElementType::F16, cfg.kv_dim_v(), cfg.head_dim_v)) *
+                             static_cast<uint64_t>(std::max<int64_t>(n_ctx, 0));
+    }
     if (m.recurrent_layers > 0) {
         // kv/recurrent_state.h: per layer (kernel-1) rows of the conv channels (q, k and v heads:
         // 2·n_group·d_state + d_inner) and one d_k × d_v state per v head (d_state × d_inner in all).

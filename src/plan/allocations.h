@@ -29,6 +29,10 @@ enum class KvElementType {
 Result<KvElementType> parse_kv_type(std::string_view name);  // "f32", "f16", "q8_0"
 std::string_view kv_type_name(KvElementType type);
 
+// Whether the engine builds a cache of this type for the model on a GPU (gpu) or the CPU: q8_0 is
+// not read by the GPU's latent attention (deepseek2) yet.
+bool kv_type_runs_on(KvElementType type, const ModelConfig& cfg, bool gpu);
+
 // Bytes of one cache row of `dim` values made of heads of `head_dim` values.
 uint64_t kv_row_bytes(KvElementType type, uint64_t dim, uint64_t head_dim);
 
@@ -38,7 +42,10 @@ struct ContextMemory {
     uint64_t kv_bytes_per_token = 0; // Σ over attention layers of the K row + the V row
     uint64_t kv_bytes = 0;           // kv_bytes_per_token × n_ctx
     uint64_t recurrent_bytes = 0;    // f32 conv window + delta-rule state, independent of n_ctx
-    uint64_t total() const { return kv_bytes + recurrent_bytes; }
+    // q8_0: one attention layer's rows in f16, through which the GPU's attention reads the cache
+    // (backend/gpu/gpu_ops.h: GpuKvCache); a plan without a GPU drops it (the CPU reads the blocks).
+    uint64_t kv_staging_bytes = 0;
+    uint64_t total() const { return kv_bytes + recurrent_bytes + kv_staging_bytes; }
 };
 // Every attention layer holds n_ctx positions (sliding-window layers too: the cache is not yet a
 // ring, so this is what is allocated). MLA layers (deepseek2) cache one latent row per position,

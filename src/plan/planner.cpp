@@ -50,6 +50,7 @@ Plan place(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& 
     p.expert_slot_bytes = w.expert_slot_bytes;
     const DeviceMemory* gpu = single_gpu(req);
     p.has_gpu = gpu || is_split(req);
+    if (!p.has_gpu) p.context.kv_staging_bytes = 0;  // the CPU reads q8_0 blocks directly
 
     if (is_split(req)) {
         LayerSplit split = req.split_tensor ? split_by_tensors(inv, w, req) : split_by_layers(inv, w, req);
@@ -111,10 +112,13 @@ std::vector<std::string> suggest(const ModelInventory& inv, const ModelWeights& 
                                       b(context_memory(inv.config, ctx, req.kv_type).kv_bytes), b(p.context.kv_bytes)));
         }
     }
-    // A narrower KV type.
-    const uint64_t row_now = kv_row_bytes(req.kv_type, 128, 128);
+    // A narrower KV type: one whose cache (with the staging rows of q8_0) takes less, and that the
+    // plan's device runs.
     for (KvElementType t : {KvElementType::F16, KvElementType::Q8_0}) {
-        if (kv_row_bytes(t, 128, 128) >= row_now || p.context.kv_bytes == 0) continue;
+        ContextMemory alt = context_memory(inv.config, req.n_ctx, t);
+        if (!p.has_gpu) alt.kv_staging_bytes = 0;
+        if (p.context.kv_bytes == 0 || alt.total() >= p.context.total()) continue;
+        if (!kv_type_runs_on(t, inv.config, p.has_gpu)) continue;
         PlanRequest r = req;
         r.kv_type = t;
         if (fits(r)) {
@@ -295,10 +299,15 @@ void explain(const ModelConfig& cfg, Plan& p) {
                                 p.model_name, p.arch, b(w.total_bytes)));
     }
     const std::string where = p.has_gpu ? "VRAM" : "RAM";
-    e.push_back(fmt::format("KV cache in {}: {} attention layer(s) × {} positions × {} bytes ({}) = {}{}.", where,
+    e.push_back(fmt::format("KV cache in {}: {} attention layer(s) × {} positions × {} bytes ({}) = {}{}{}.", where,
                             p.context.attention_layers, req.n_ctx,
                             p.context.attention_layers ? p.context.kv_bytes_per_token / p.context.attention_layers : 0,
                             kv_type_name(req.kv_type), b(p.context.kv_bytes),
+                            p.context.kv_staging_bytes
+                                ? fmt::format(", and one layer's rows in f16 ({}) through which the GPU's attention "
+                                              "reads it",
+                                              b(p.context.kv_staging_bytes))
+                                : std::string(),
                             p.context.recurrent_layers
                                 ? fmt::format("; recurrent state of {} linear-attention layer(s) {}", p.context.recurrent_layers,
                                               b(p.context.recurrent_bytes))
@@ -397,7 +406,16 @@ Plan make_plan(const ModelInventory& inv, const ModelWeights& w, const PlanReque
                                          b(p.ram_workspace), b(p.ram_reserve), b(p.ram_fixed() + p.ram_reserve),
                                          b(p.ram_capacity), b(p.ram_shortfall)));
     }
-    if (!p.fits) p.suggestions = suggest(inv, w, p);
+    if (!kv_type_runs_on(req.kv_type, inv.config, p.has_gpu)) {
+        // The type, not the sizes, is what to change: the plan with f16 says the rest.
+        p.problems.push_back(fmt::format("--kv-type {}: the GPU's latent attention ({}) reads f16 caches only so far",
+                                         kv_type_name(req.kv_type), inv.config.arch));
+        p.fits = false;
+        p.suggestions.push_back(fmt::format("--kv-type f16: the KV cache takes {}",
+                                            b(context_memory(inv.config, req.n_ctx, KvElementType::F16).total())));
+    } else if (!p.fits) {
+        p.suggestions = suggest(inv, w, p);
+    }
     if (p.fits && p.disk_experts > 0) {
         p.notes.push_back(fmt::format("{} experts ({}) do not fit in RAM and are read from disk when used: decode speed "
                                       "then follows the SSD; {} more RAM keeps them all in memory",

@@ -67,7 +67,8 @@ LayerSplit split_by_tensors(const ModelInventory& inv, const ModelWeights& w, co
         s.capacity = gpu_capacity(req.split_gpus[g], req.vram_budget);
         s.reserve = req.vram_reserve;
         s.dense = whole + (sharded + n - 1) / n + (g == 0 ? first_only : 0);
-        s.context = shard_heads ? (context.kv_bytes + n - 1) / n : (g == 0 ? context.kv_bytes : 0);
+        const uint64_t kv = context.kv_bytes + context.kv_staging_bytes;  // each rank stages its own heads
+        s.context = shard_heads ? (kv + n - 1) / n : (g == 0 ? kv : 0);
         if (g == 0) s.context += context.recurrent_bytes;
         s.expert_count = part.expert_count;
         s.workspace = device_workspace(cfg, part, req.n_batch, false);

@@ -118,8 +118,6 @@ protected:
     int int8_outputs_checked_ = 0;
 
     std::mt19937 rng_{11};
-
-private:
     ThreadPool threads_{ThreadPool::Options{.threads = 2}};
     CpuContext cpu_{threads_};
 };
@@ -294,6 +292,69 @@ TEST_F(GpuAttention, PromptBatchesMatchCpuInFlashTiles) {
 // KV head's group: groups of 8 and 1, and groups that leave rows of a block idle (12: 5 tokens,
 // 40: one token); batches of 32, 100 and 600 tokens from position 0 and continuing a cache, head
 // dims 64 and 128 (80 padded up, values narrower than keys), windows and sinks.
+// A q8_0 cache (GpuKvCache: stored as ggml's q8_0 blocks, read by attention through an f16 copy of
+// the layer) against the CPU's q8_0 cache: the stored blocks byte for byte (the same values
+// quantized the same way; the inputs are f16 values, as the GPU's store leaves them), and the
+// attention output within the f16 copy's rounding of each d · q (the tensor-core limit). Decode,
+// a few tokens, a prompt batch, windows with sinks, and positions on the device over a cache with
+// room past the depth (a captured step's grid).
+TEST_F(GpuAttention, Q8CacheMatchesTheCpuQ8Cache) {
+    const AttentionCase cases[] = {
+        {32, 4, 128, 128, 1, 2999},
+        {32, 4, 128, 128, 4, 3000},
+        {32, 4, 128, 128, 64, 100},
+        {16, 2, 64, 64, 1, 3000, 1024, true},
+        {8, 2, 128, 128, 1, 5000, 0, false, 9000},
+        {12, 4, 32, 64, 2, 700},
+    };
+    for (const AttentionCase& c : cases) {
+        const int64_t n_kv = c.pos0 + c.n_tokens, k_dim = c.n_head_kv * c.hd_k, v_dim = c.n_head_kv * c.hd_v;
+        std::vector<float> keys = random_floats(rng_, static_cast<size_t>(n_kv * k_dim));
+        std::vector<float> values = random_floats(rng_, static_cast<size_t>(n_kv * v_dim));
+        for (float& v : keys) v = fp16_to_fp32(fp32_to_fp16(v));
+        for (float& v : values) v = fp16_to_fp32(fp32_to_fp16(v));
+        const std::vector<float> q = random_floats(rng_, static_cast<size_t>(c.n_tokens * c.n_head * c.hd_k));
+        const std::vector<float> sinks = random_floats(rng_, static_cast<size_t>(c.n_head), 2.0f);
+        KvCache kv(1, n_kv, k_dim, v_dim, KvCacheType::Q8_0);
+        for (int64_t pos = 0; pos < n_kv; ++pos) kv.store(0, pos, keys.data() + pos * k_dim, values.data() + pos * v_dim);
+        AttentionParams p{c.n_head, c.n_head_kv, c.hd_k, c.hd_v, 1.0f / std::sqrt(static_cast<float>(c.hd_k))};
+        p.sliding_window = c.window;
+        p.sinks = c.sinks ? sinks.data() : nullptr;
+        std::vector<float> want(static_cast<size_t>(c.n_tokens * c.n_head * c.hd_v));
+        cpu_attention(q.data(), kv, 0, c.n_tokens, c.pos0, p, want.data(), cpu_);
+
+        std::string error;
+        gpu::GpuKvCache cache(pool(), 1, std::max(c.n_ctx, n_kv), k_dim, v_dim, gpu::KvType::Q8_0, &error);
+        ASSERT_TRUE(cache.ok()) << error;
+        EXPECT_EQ(cache.type(), gpu::KvType::F16);  // what attention reads
+        gpu::gpu_kv_store(to_device(keys), to_device(values), n_kv, 0, cache, 0, ctx());
+        const std::string name = fmt::format("q8_0 heads {}/{} dim {}/{} n={} pos0={}{}{}", c.n_head, c.n_head_kv, c.hd_k,
+                                             c.hd_v, c.n_tokens, c.pos0, c.window ? " window" : "", c.sinks ? " sinks" : "");
+        const uint64_t k_row = gpu::gpu_kv_row_bytes(gpu::KvType::Q8_0, k_dim);
+        const std::vector<uint8_t> stored = from_device(static_cast<const uint8_t*>(cache.stored_keys(0)),
+                                                        static_cast<size_t>(n_kv * k_row));
+        int64_t differ = 0;
+        for (int64_t pos = 0; pos < n_kv; ++pos) {
+            const auto* cpu_row = static_cast<const uint8_t*>(kv.key_row(0, pos));
+            for (uint64_t i = 0; i < k_row; ++i) differ += stored[static_cast<size_t>(pos * k_row + i)] != cpu_row[i];
+        }
+        EXPECT_EQ(differ, 0) << name << ": stored key bytes differ from the CPU's q8_0 rows";
+
+        gpu::GpuAttentionParams gp;
+        gp.n_head = c.n_head, gp.n_head_kv = c.n_head_kv, gp.head_dim_k = c.hd_k, gp.head_dim_v = c.hd_v;
+        gp.scale = p.scale, gp.sliding_window = c.window, gp.sinks = c.sinks ? to_device(sinks) : nullptr;
+        const float* dq = to_device(q);
+        float* out = device_zeros<float>(want.size());
+        gpu::gpu_attention(dq, cache, 0, c.n_tokens, c.pos0, gp, out, ctx());
+        EXPECT_NMSE("attention " + name, from_device(out, want.size()), want, kFlashMmaLimit);
+        std::vector<int32_t> positions(static_cast<size_t>(c.n_tokens));
+        std::iota(positions.begin(), positions.end(), static_cast<int32_t>(c.pos0));
+        float* out_at = device_zeros<float>(want.size());
+        gpu::gpu_attention_at(dq, cache, 0, c.n_tokens, to_device(positions), gp, out_at, ctx());
+        EXPECT_NMSE("attention_at " + name, from_device(out_at, want.size()), want, kFlashMmaLimit);
+    }
+}
+
 TEST_F(GpuAttention, PromptBatchesOnTensorCores) {
     const AttentionCase cases[] = {
         {32, 4, 128, 128, 32, 0},               // Qwen3-30B-A3B's heads, the smallest flash batch

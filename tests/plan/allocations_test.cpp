@@ -93,7 +93,20 @@ TEST(ContextMemory, ToyKvCache) {
     EXPECT_EQ(m.kv_bytes_per_token, 256u);
     EXPECT_EQ(m.kv_bytes, 25600u);
     EXPECT_EQ(m.recurrent_bytes, 0u);
-    EXPECT_EQ(context_memory(test::toy_config(), 100, KvElementType::Q8_0).kv_bytes, 2u * 100 * 68);
+    EXPECT_EQ(m.kv_staging_bytes, 0u);
+    const ContextMemory q8 = context_memory(test::toy_config(), 100, KvElementType::Q8_0);
+    EXPECT_EQ(q8.kv_bytes, 2u * 100 * 68);
+    EXPECT_EQ(q8.kv_staging_bytes, 100u * 128);  // one layer's 64 values a position in f16
+    EXPECT_EQ(q8.total(), 2u * 100 * 68 + 100u * 128);
+}
+
+TEST(KvType, Q8_0RunsOnTheGpuButNotUnderLatentAttention) {
+    ModelConfig c = test::toy_config();
+    EXPECT_TRUE(kv_type_runs_on(KvElementType::Q8_0, c, true));
+    c.kv_lora_rank = 512;  // deepseek2's latent attention
+    EXPECT_FALSE(kv_type_runs_on(KvElementType::Q8_0, c, true));
+    EXPECT_TRUE(kv_type_runs_on(KvElementType::Q8_0, c, false));
+    EXPECT_TRUE(kv_type_runs_on(KvElementType::F16, c, true));
 }
 
 TEST(ContextMemory, HybridStackCountsOnlyAttentionLayersAndAddsTheRecurrentState) {

@@ -112,8 +112,9 @@ TEST(Planner, VramBelowDenseAndKvIsRefusedNamingTheShortfall) {
     EXPECT_NE(p.problems[0].find("KV cache " + format_bytes(262144)), std::string::npos) << p.problems[0];
     // Shorter context: 34304 + 72192 + 4096 + 256·ctx ≤ 300000 → ctx ≤ 739, so 512 (a multiple of 256).
     EXPECT_TRUE(any_contains(p.suggestions, "--ctx 512:"));
-    // q8_0 KV: 1024 · 2 · 68 = 139264; 34304 + 139264 + 72192 + 4096 = 249856 ≤ 300000.
-    EXPECT_TRUE(any_contains(p.suggestions, "--kv-type q8_0"));
+    // q8_0 KV: 1024 · 2 · 68 = 139264, plus one layer's rows in f16 for the GPU's attention, 1024 ·
+    // 128 = 131072: 270336, more than f16's 262144 with two layers, so not suggested.
+    EXPECT_FALSE(any_contains(p.suggestions, "--kv-type q8_0"));
     // The reserve (4096) cannot cover 72736.
     EXPECT_FALSE(any_contains(p.suggestions, "--vram-reserve"));
     // The CPU alone: 40704 + 262144 + 61104 + 1000 fits in 1 MiB of RAM.
@@ -130,9 +131,9 @@ TEST(Planner, EverySuggestionFitsWhenApplied) {
     EXPECT_TRUE(toy_plan(shorter).fits);
     shorter.n_ctx = 768;  // the next multiple of 256 does not: the search found the longest
     EXPECT_FALSE(toy_plan(shorter).fits);
-    PlanRequest q8 = r;
+    PlanRequest q8 = r;  // not suggested: 34304 + 270336 + 72192 + 4096 = 380928 > 300000
     q8.kv_type = KvElementType::Q8_0;
-    EXPECT_TRUE(toy_plan(q8).fits);
+    EXPECT_FALSE(toy_plan(q8).fits);
     PlanRequest cpu = r;
     cpu.gpu.reset();
     EXPECT_TRUE(toy_plan(cpu).fits);

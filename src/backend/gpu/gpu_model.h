@@ -51,6 +51,7 @@ struct ComputeOptions {
     bool weights_in_memory = false;
     // The KV cache of a model that runs on the CPU: f16 as on the GPU, since the CPU attention
     // reads half the bytes with the same arithmetic and measured faster (f32: exact, for references).
+    // Q8_0 holds for the GPU cache too (GpuKvCache), whatever kv_f16 says.
     KvCacheType cpu_kv_type = KvCacheType::F16;
     // > 0: every byte the model allocates on the GPU counts against this (--vram-budget), so a
     // large card behaves as a smaller one.

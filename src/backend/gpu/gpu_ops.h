@@ -122,21 +122,36 @@ bool gpu_matvec_q8_swiglu(const DeviceWeight& gate, const DeviceWeight& up, cons
                           float* y, GpuContext& ctx);
 
 // ---- attention over a device KV cache (ops_attention.cu) ---------------------------------------
-enum class KvType { F32, F16 };
+enum class KvType { F32, F16, Q8_0 };
 
 // Keys and values of every layer for n_ctx positions, rows of k_dim / v_dim in `type`.
+//
+// Q8_0 keeps the rows as ggml's q8_0 blocks (32 int8 values and an f16 scale: 53% of f16, so about
+// twice the context in the same VRAM), and attention reads them in f16 from a staging copy of one
+// layer: keys(layer) and values(layer) then point at that copy (the same for every layer), where
+// the store kernels write a step's new rows in f16 as for an f16 cache. Before attention reads a
+// layer, gpu_attention brings the copy up to date (kv_q8_sync_kernel): the new rows are quantized
+// into the stored rows and read back, and the older rows are read from the stored ones, so
+// attention sees every key and value as the cache keeps it, as the CPU's q8_0 cache does. That
+// costs a read of the stored rows and a write of the copy per layer and step on top of the
+// attention's own read of the copy. Rows must be whole 32-value blocks.
 class GpuKvCache {
 public:
     // An empty cache and `error` set when the device is out of memory.
     GpuKvCache(DevicePool& pool, int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvType type,
                std::string* error);
     bool ok() const { return !layers_.empty() || n_layer_ == 0; }
-    KvType type() const { return type_; }
+    // The type attention reads and the store kernels write: f16 for a q8_0 cache (its staging copy).
+    KvType type() const { return type_ == KvType::Q8_0 ? KvType::F16 : type_; }
+    KvType stored_type() const { return type_; }
     int64_t n_ctx() const { return n_ctx_; }
     int64_t k_dim() const { return k_dim_; }
     int64_t v_dim() const { return v_dim_; }
-    void* keys(int64_t layer) const { return layers_[static_cast<size_t>(layer)].k.data(); }
-    void* values(int64_t layer) const { return layers_[static_cast<size_t>(layer)].v.data(); }
+    void* keys(int64_t layer) const { return staging_k_ ? staging_k_.data() : layers_[static_cast<size_t>(layer)].k.data(); }
+    void* values(int64_t layer) const { return staging_v_ ? staging_v_.data() : layers_[static_cast<size_t>(layer)].v.data(); }
+    // The stored rows of a layer (the same as keys/values but for a q8_0 cache).
+    void* stored_keys(int64_t layer) const { return layers_[static_cast<size_t>(layer)].k.data(); }
+    void* stored_values(int64_t layer) const { return layers_[static_cast<size_t>(layer)].v.data(); }
     uint64_t bytes() const;
 
 private:
@@ -144,7 +159,10 @@ private:
     int64_t n_layer_, n_ctx_, k_dim_, v_dim_;
     KvType type_;
     std::vector<Layer> layers_;
+    DeviceBuffer staging_k_, staging_v_;  // q8_0: one layer's rows in f16
 };
+// Bytes of one stored row of `dim` values.
+uint64_t gpu_kv_row_bytes(KvType type, int64_t dim);
 
 // Writes n_tokens rows of k and v (f32) at positions pos0 .. pos0 + n_tokens - 1 of `layer`.
 void gpu_kv_store(const float* k, const float* v, int64_t n_tokens, int64_t pos0, GpuKvCache& kv, int64_t layer,

@@ -4,6 +4,7 @@
 // head), its warps taking interleaved groups of key positions with an online softmax each, then
 // merging their partial sums through shared memory. The rows path is correct at any shape; split
 // (few tokens, deep cache) and flash (prompt batches) take the shapes they are faster on.
+#include <algorithm>
 #include <cmath>
 
 #include "backend/gpu/gpu_ops.h"
@@ -22,6 +23,8 @@ constexpr int kAttentionBlockDecode = 512;
 constexpr int kAttentionBlockBatch = 256;
 constexpr int kAttentionMaxWarps = kAttentionBlockDecode / 32;
 constexpr int kStoreBlock = 256;
+constexpr int64_t kQ8Block = 32, kQ8BlockBytes = 34;  // ggml's q8_0: an f16 scale, then 32 int8
+constexpr int kQ8SyncBlock = 128;
 
 template <typename KV>
 __global__ void kv_store_kernel(const float* src, int64_t dim, int64_t pos0, KV* dst) {
@@ -63,24 +66,99 @@ __global__ void attention_rows_kernel(const float* q, const KV* keys, const KV* 
     for (int64_t d = threadIdx.x; d < p.head_dim_v; d += blockDim.x) o[d] = row_value(shared, n_warps, totals, d) * inv;
 }
 
+// A q8_0 cache's layer into its f16 staging copy for the attention after it (GpuKvCache): block
+// (r, m) takes row r of keys (m = 0) or values (m = 1), a group of 32 threads each 32-value block.
+// Rows first .. end - 1 were just written to the copy in f16: they are quantized as
+// quantize_row_q8_0 does (d = max |x| / 127 kept in f16, q = round(x / d)) into the stored row, and
+// the copy takes the stored values back; rows before `first` are read from the stored rows; rows
+// from `end` on are left alone (no query sees them). `first` and `end` come from the device
+// positions when the step has them (a captured step); blocks walk rows gridDim.x apart.
+__global__ void __launch_bounds__(kQ8SyncBlock)
+    kv_q8_sync_kernel(const int32_t* positions, int64_t pos0, int64_t n_tokens, uint8_t* k_stored, uint8_t* v_stored,
+                      uint16_t* k_copy, uint16_t* v_copy, int64_t k_dim, int64_t v_dim) {
+    vendor::wait_for_previous_kernel();
+    const int64_t first = positions ? positions[0] : pos0;
+    const int64_t end = (positions ? positions[n_tokens - 1] : pos0 + n_tokens - 1) + 1;
+    const bool keys = blockIdx.y == 0;
+    const int64_t dim = keys ? k_dim : v_dim;
+    const int lane = static_cast<int>(threadIdx.x) % 32, group = static_cast<int>(threadIdx.x) / 32;
+    for (int64_t r = blockIdx.x; r < end; r += gridDim.x) {
+        uint8_t* stored = (keys ? k_stored : v_stored) + r * (dim / kQ8Block * kQ8BlockBytes);
+        uint16_t* copy = (keys ? k_copy : v_copy) + r * dim;
+        const bool fresh = r >= first;
+        for (int64_t b = group; b < dim / kQ8Block; b += kQ8SyncBlock / 32) {
+            uint8_t* block = stored + b * kQ8BlockBytes;
+            uint16_t* values = copy + b * kQ8Block;
+            float d;
+            int q;
+            if (fresh) {
+                const float x = vendor::half_bits_to_float(values[lane]);
+                float amax = fabsf(x);
+#pragma unroll
+                for (int off = 16; off > 0; off /= 2) amax = fmaxf(amax, vendor::shfl_xor(amax, off));  // within 32 lanes
+                const float scale = amax / 127.0f;
+                const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+                q = static_cast<int>(roundf(x * inv));
+                const uint16_t scale_bits = vendor::float_to_half_bits(scale);
+                if (lane == 0) *reinterpret_cast<uint16_t*>(block) = scale_bits;
+                reinterpret_cast<int8_t*>(block + 2)[lane] = static_cast<int8_t>(q);
+                d = vendor::half_bits_to_float(scale_bits);
+            } else {
+                d = vendor::half_bits_to_float(*reinterpret_cast<const uint16_t*>(block));
+                q = reinterpret_cast<const int8_t*>(block + 2)[lane];
+            }
+            values[lane] = vendor::float_to_half_bits(d * static_cast<float>(q));
+        }
+    }
+}
+
+// kv_q8_sync_kernel for the tokens at positions[t] (device) or pos0 + t.
+void sync_q8_layer(const GpuKvCache& kv, int64_t layer, const int32_t* positions, int64_t pos0, int64_t n_tokens,
+                   GpuContext& ctx) {
+    // A captured step reads its depth on the device: its blocks walk every row the cache could
+    // hold, a fixed number of blocks whatever the depth.
+    const int64_t rows = positions ? kv.n_ctx() : pos0 + n_tokens;
+    const int64_t most = 8 * static_cast<int64_t>(std::max(1, ctx.device().multiprocessors));
+    const dim3 grid(static_cast<unsigned>(std::min(rows, most)), 2);
+    launch_chained(ctx, kv_q8_sync_kernel, grid, kQ8SyncBlock, 0, positions, pos0, n_tokens,
+                   static_cast<uint8_t*>(kv.stored_keys(layer)), static_cast<uint8_t*>(kv.stored_values(layer)),
+                   static_cast<uint16_t*>(kv.keys(layer)), static_cast<uint16_t*>(kv.values(layer)), kv.k_dim(),
+                   kv.v_dim());
+}
+
+
 }  // namespace
+
+uint64_t gpu_kv_row_bytes(KvType type, int64_t dim) {
+    const auto d = static_cast<uint64_t>(dim);
+    return type == KvType::Q8_0 ? d / kQ8Block * kQ8BlockBytes : d * (type == KvType::F16 ? 2 : 4);
+}
 
 GpuKvCache::GpuKvCache(DevicePool& pool, int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvType type,
                        std::string* error)
     : n_layer_(n_layer), n_ctx_(n_ctx), k_dim_(k_dim), v_dim_(v_dim), type_(type) {
-    const uint64_t elem = type == KvType::F16 ? 2 : 4;
+    if (type == KvType::Q8_0 && (k_dim % kQ8Block != 0 || v_dim % kQ8Block != 0)) {
+        if (error) *error = "a q8_0 KV cache needs rows of whole 32-value blocks";
+        return;
+    }
     std::vector<Layer> layers(static_cast<size_t>(n_layer));
     for (Layer& L : layers) {
-        L.k = pool.allocate(static_cast<uint64_t>(n_ctx * k_dim) * elem, error);
+        L.k = pool.allocate(static_cast<uint64_t>(n_ctx) * gpu_kv_row_bytes(type, k_dim), error);
         if (!L.k) return;
-        L.v = pool.allocate(static_cast<uint64_t>(n_ctx * v_dim) * elem, error);
+        L.v = pool.allocate(static_cast<uint64_t>(n_ctx) * gpu_kv_row_bytes(type, v_dim), error);
         if (!L.v) return;
+    }
+    if (type == KvType::Q8_0 && n_layer > 0) {
+        staging_k_ = pool.allocate(static_cast<uint64_t>(n_ctx) * gpu_kv_row_bytes(KvType::F16, k_dim), error);
+        if (!staging_k_) return;
+        staging_v_ = pool.allocate(static_cast<uint64_t>(n_ctx) * gpu_kv_row_bytes(KvType::F16, v_dim), error);
+        if (!staging_v_) return;
     }
     layers_ = std::move(layers);
 }
 
 uint64_t GpuKvCache::bytes() const {
-    uint64_t total = 0;
+    uint64_t total = staging_k_.bytes() + staging_v_.bytes();
     for (const Layer& L : layers_) total += L.k.bytes() + L.v.bytes();
     return total;
 }
@@ -102,6 +180,9 @@ void gpu_kv_store(const float* k, const float* v, int64_t n_tokens, int64_t pos0
         launch_chained(ctx, kv_store_kernel<float>, grid_v, kStoreBlock, 0, v, kv.v_dim(), pos0,
                        static_cast<float*>(kv.values(layer)));
     }
+    // A q8_0 cache: the rows just written in f16 into the staging copy go into the stored rows now,
+    // so that they are kept whatever reads the cache next.
+    if (kv.stored_type() == KvType::Q8_0) sync_q8_layer(kv, layer, nullptr, pos0, n_tokens, ctx);
 }
 
 namespace {
@@ -133,6 +214,7 @@ bool launch_attention(const AttentionCall& call, GpuContext& ctx) {
     STRATA_CHECK(call.pos0 + call.n_tokens <= call.kv->n_ctx() && call.n_tokens <= 65535,
                  "gpu_attention: batch past the cache or too large");
     if (call.n_tokens == 0) return false;
+    if (call.kv->stored_type() == KvType::Q8_0) sync_q8_layer(*call.kv, call.layer, call.positions, call.pos0, call.n_tokens, ctx);
     if (call.n_tokens >= kAttentionFlashMinTokens && launch_attention_flash(call, ctx)) return false;
     if (const int n_split = attention_split_count(call, ctx); n_split > 1) return launch_attention_split(call, n_split, ctx);
     launch_attention_rows(call, ctx);
