@@ -3,6 +3,12 @@
 // filtering, then a seeded draw (or arg-max when temperature is 0). The order and formulas are
 // those of llama.cpp's default sampler chain and the OpenAI API's penalty definitions.
 //
+// It runs on the host for every generated token, over the whole vocabulary (152k logits for
+// Qwen3), so it never sorts more than it must: top-k selects its k in one linear pass, and without
+// top-k the min-p floor, or a logit floor under which the remaining probability cannot matter to
+// top-p, bounds what is sorted (bench/sampler_bench.cpp). The result is the one of sorting every
+// token (tests/runtime/sampler_test.cpp compares with that on random vocabularies).
+//
 //   Sampler s(SamplingParams{.temperature = 0.7f, .top_p = 0.9f, .seed = 42});
 //   int32_t next = s.sample(logits, n_vocab, history);
 //   s.accept(next);
@@ -41,15 +47,24 @@ public:
     void reset();
 
 private:
-    SamplingParams params_;
-    std::mt19937_64 rng_;
-    std::vector<int32_t> history_;
     struct Candidate {
         int32_t id;
         float logit;
         float p;
     };
+    // The logits after the penalties, in adjusted_ (or `logits` itself when none apply).
+    const float* penalized(const float* logits, int64_t n_vocab);
+    // candidates_ = the tokens that can survive top-k, min-p and top-p, in the order of the full
+    // sort (logit descending, id ascending), with their probabilities; sum = Σ exp((l - max) / T)
+    // over the set the probabilities are normalized by (the top k, or the whole vocabulary).
+    void gather_candidates(const float* logits, int64_t n_vocab);
+
+    SamplingParams params_;
+    std::mt19937_64 rng_;
+    std::vector<int32_t> history_;
     std::vector<Candidate> candidates_;  // reused across calls
+    std::vector<float> adjusted_;        // penalized logits, reused
+    std::vector<float> work_;            // selection scratch, reused
 };
 
 }  // namespace strata
