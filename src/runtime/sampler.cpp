@@ -74,12 +74,13 @@ size_t first_max(const float* x, size_t n) {
 void Sampler::gather_candidates(const float* logits, int64_t n_vocab) {
     candidates_.clear();
     const auto n = static_cast<size_t>(n_vocab);
-    const float top = logits[first_max(logits, n)];
+    const bool top_k = params_.top_k > 0 && static_cast<size_t>(params_.top_k) < n;
+    // The largest logit (with top-k: the first candidate, once they are sorted).
+    float top = top_k ? 0.0f : max_of(logits, n);
     const float temperature = params_.temperature;
     // A token's unnormalized probability, computed as the full sort's softmax computes it.
     const auto weight = [&](float logit) -> float { return std::exp((logit - top) / temperature); };
     const auto worse = [](const Candidate& a, const Candidate& b) { return before(a.logit, a.id, b.logit, b.id); };
-    const bool top_k = params_.top_k > 0 && static_cast<size_t>(params_.top_k) < n;
     double sum = 0.0;  // what the probabilities are normalized by
     if (top_k) {
         // The k first in the full sort's order are among the logits at or above the smallest of
@@ -94,6 +95,7 @@ void Sampler::gather_candidates(const float* logits, int64_t n_vocab) {
         }
         std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<long>(k), candidates_.end(), worse);
         candidates_.resize(k);
+        top = candidates_.front().logit;
     } else {
         // Normalized over every token; the tokens that cannot survive are not sorted.
         // - min-p keeps p ≥ min_p · p_max: logits at or above top + T · ln(min_p), less a margin
