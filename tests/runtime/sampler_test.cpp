@@ -76,8 +76,9 @@ TEST(Sampler, PenaltiesFollowTheirDefinitions) {
 // on that order, and the draw walking it. Sampler selects and sorts only what can survive; it must
 // draw the same tokens.
 struct SortEverything {
+    explicit SortEverything(const SamplingParams& p) : params(p), rng(p.seed) {}
     SamplingParams params;
-    std::mt19937_64 rng{params.seed};
+    std::mt19937_64 rng;
     std::vector<int32_t> history;
 
     int32_t sample(const float* logits, int64_t n_vocab) {
@@ -159,7 +160,7 @@ TEST(Sampler, DrawsWhatSortingEveryTokenDraws) {
             SamplingParams p = settings[si];
             p.seed = 7 + si;
             Sampler fast(p);
-            SortEverything slow{p};
+            SortEverything slow(p);
             const int64_t n_vocab = 5000;
             std::normal_distribution<float> body(0.0f, si == 5 ? 0.5f : 3.0f);
             for (int step = 0; step < 40; ++step) {
