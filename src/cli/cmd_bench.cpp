@@ -234,7 +234,7 @@ int run_bench(const BenchOptions& o) {
         OpProfile profile;
         tiers_window = GpuExpertTierStats{};
         for (int r = -1; r < o.repetitions; ++r) {  // r = -1: warm-up, not counted
-            Session session(**model, SessionOptions{.n_ctx = o.depth + np, .n_batch = o.n_batch}, pool);
+            Session session(**model, SessionOptions{.n_ctx = o.depth + np, .n_batch = o.n_batch, .logits_on_device = true}, pool);
             if (Status s = fill_depth(session); !s) return report_failure("bench", s.message());
             std::vector<int32_t> tokens(static_cast<size_t>(np));
             for (auto& t : tokens) t = any_token(rng);
@@ -249,13 +249,14 @@ int run_bench(const BenchOptions& o) {
         }
         report(test_name("pp", np), rates, 0, profile);
     }
+    Sampler greedy(SamplingParams{.temperature = 0.0f});
     for (int64_t ng : o.n_gen) {
         if (ng <= 0) continue;
         std::vector<double> rates;
         OpProfile profile;
         tiers_window = GpuExpertTierStats{};
         for (int r = -1; r < o.repetitions; ++r) {
-            Session session(**model, SessionOptions{.n_ctx = o.depth + ng + 1, .n_batch = o.n_batch}, pool);
+            Session session(**model, SessionOptions{.n_ctx = o.depth + ng + 1, .n_batch = o.n_batch, .logits_on_device = true}, pool);
             if (Status s = fill_depth(session); !s) return report_failure("bench", s.message());
             int32_t first[1] = {any_token(rng)};
             if (Status s = session.append(first); !s) return report_failure("bench", s.message());
@@ -263,6 +264,9 @@ int run_bench(const BenchOptions& o) {
             window_start = tier_snapshot();
             auto t0 = std::chrono::steady_clock::now();
             for (int64_t i = 0; i < ng; ++i) {
+                // Each step picks a token greedily as generation does (on the GPU for a GPU model),
+                // and then feeds a random one, so that the routing stays that of random text.
+                static_cast<void>(session.sample(greedy));
                 int32_t next[1] = {any_token(rng)};
                 if (Status s = session.append(next); !s) return report_failure("bench", s.message());
             }

@@ -50,7 +50,7 @@ int run_chat(const ChatOptions& o) {
     SamplingParams sp = o.sampling.params();
     if (Status s = sp.validate(); !s) return report_failure("chat", s.message());
     ThreadPool pool(ThreadPool::Options{.threads = o.threads});
-    Session session(*lm->model, SessionOptions{.n_ctx = o.n_ctx}, pool);
+    Session session(*lm->model, SessionOptions{.n_ctx = o.n_ctx, .logits_on_device = true}, pool);
     const Tokenizer& tok = *lm->tokenizer;
 
     nlohmann::ordered_json messages = nlohmann::ordered_json::array();

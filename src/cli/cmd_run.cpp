@@ -68,7 +68,7 @@ int run_generate(RunOptions o) {
     }
 
     ThreadPool pool(ThreadPool::Options{.threads = o.threads});
-    Session session(*lm->model, SessionOptions{.n_ctx = o.n_ctx, .n_batch = o.n_batch}, pool);
+    Session session(*lm->model, SessionOptions{.n_ctx = o.n_ctx, .n_batch = o.n_batch, .logits_on_device = true}, pool);
     const auto t0 = std::chrono::steady_clock::now();
     if (Status s = session.append(ids); !s) return report_failure("run", s.message());
     const double prompt_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

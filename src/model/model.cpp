@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include "core/check.h"
+
 namespace strata {
 
 Result<std::unique_ptr<Model>> Model::load(const GgufFile& file) {
@@ -18,6 +20,14 @@ KvCache Model::make_kv_cache(int64_t n_ctx) const {
     std::vector<bool> attention(config_.n_layer);
     for (uint32_t il = 0; il < config_.n_layer; ++il) attention[il] = !config_.is_recurrent_layer(il);
     return KvCache(attention, n_ctx, config_.kv_dim_k(), config_.kv_dim_v(), kv_type_);
+}
+
+void Model::fetch_logits(const DeviceLogitsRow&, float*) {
+    STRATA_CHECK(false, "fetch_logits on a model that keeps no logits on a device");
+}
+
+void Model::select_candidates(const DeviceLogitsRow&, const CandidateQuery&, CandidateSet&) {
+    STRATA_CHECK(false, "select_candidates on a model that keeps no logits on a device");
 }
 
 }  // namespace strata

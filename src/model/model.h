@@ -25,6 +25,7 @@
 #include "kv/recurrent_state.h"
 #include "model/blocks/blocks.h"
 #include "model/config.h"
+#include "model/logit_candidates.h"
 
 namespace strata {
 
@@ -39,8 +40,17 @@ struct SequenceStep {
     int64_t pos0 = 0;
     KvCache* kv = nullptr;
     RecurrentState* state = nullptr;  // required by hybrid models; attention-only ones ignore it
-    float* logits = nullptr;          // n_tokens rows of n_vocab, or one row for LogitsFor::Last (required)
+    // n_tokens rows of n_vocab, or one row for LogitsFor::Last. Null (LogitsFor::Last only, on
+    // a model that keeps_logits_on_device): the row stays on the device (see below).
+    float* logits = nullptr;
     LogitsFor which = LogitsFor::Last;
+};
+
+// A row of logits a forward pass left on the model's device: the pass (Model::passes() right
+// after it) and the row's index among the pass's rows (the step's index in forward_multi).
+struct DeviceLogitsRow {
+    uint64_t pass = 0;
+    int64_t row = 0;
 };
 
 class Model {
@@ -102,9 +112,21 @@ public:
     // Whether forward_multi reads the weights once for all its steps (for reports and metrics).
     virtual bool fuses_sequences() const { return false; }
 
+    // ---- logits left on the device ---------------------------------------------------------------
+    // A model that computes on a GPU can leave LogitsFor::Last rows there (forward with logits ==
+    // null, or steps with null logits): the 152k floats of a row then cross to the host only when
+    // fetched, and sampling reduces them on the device to a few candidates. A row is there until
+    // the model's next forward pass; reading it later is a bug and aborts.
+    virtual bool keeps_logits_on_device() const { return false; }
+    // Forward passes run so far (each names the rows it leaves).
+    uint64_t passes() const { return passes_; }
+    virtual void fetch_logits(const DeviceLogitsRow& row, float* out);
+    virtual void select_candidates(const DeviceLogitsRow& row, const CandidateQuery& query, CandidateSet& out);
+
 protected:
     ModelConfig config_;
     KvCacheType kv_type_ = KvCacheType::F32;
+    uint64_t passes_ = 0;  // advanced by the models that keep logits on a device, per pass
 };
 
 // Architecture factories (model/arch/*.cpp).

@@ -128,17 +128,19 @@ Workspace device_workspace(const ModelConfig& cfg, const ModelWeights& w, int64_
     // MoE sort buffers (pair ids, tiles, expert ids and weights): 4 int32/f32 per pair.
     const uint64_t moe_sort = w.moe_layers ? b * cfg.n_expert_used * 4 * 4 : 0;
     ws.ffn = b * ffn_floats_per_token(cfg, w) * kF32 + moe_sort;
-    ws.logits = b * cfg.n_vocab * kF32;
+    ws.logits = b * cfg.n_vocab * kF32 + gpu_sampling_bytes(cfg.n_vocab);
     if (stage_experts && w.moe_layers > 0) ws.expert_staging = 2ull * staging_slots_per_half(cfg) * w.expert_slot_bytes;
     return ws;
 }
+
+uint64_t gpu_sampling_bytes(uint64_t n_vocab) { return 32 + n_vocab * (8 + 8 + kF32); }
 
 uint64_t host_workspace(const ModelConfig& cfg, const ModelWeights& w, int64_t n_batch, bool has_gpu) {
     const uint64_t b = static_cast<uint64_t>(std::max<int64_t>(n_batch, 1));
     // The sampler sorts (id, probability) candidates over the whole vocabulary; the last logits
     // row is copied to the host.
     const uint64_t sampler = uint64_t(cfg.n_vocab) * (kF32 + 8);
-    if (!has_gpu) return device_workspace(cfg, w, n_batch, false).total() + sampler;
+    if (!has_gpu) return device_workspace(cfg, w, n_batch, false).total() - gpu_sampling_bytes(cfg.n_vocab) + sampler;
     // Beside a GPU: the layer input copied down (f32 and quantized) and, per selected expert, the
     // gate/up/down outputs the CPU workers compute for misses (every pair may miss).
     uint64_t expert_workers = 0;

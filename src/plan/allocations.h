@@ -61,7 +61,9 @@ struct Workspace {
     uint64_t activations = 0;  // residual stream, normed copy, block output, quantized matmul input
     uint64_t attention = 0;    // q/k/v/gate projections, attention output, one tile of scores
     uint64_t ffn = 0;          // dense FFN or MoE (router logits, per-pair gate/up/down outputs, sort)
-    uint64_t logits = 0;       // n_vocab × n_batch f32: every position's logits (parity, perplexity)
+    // n_vocab × n_batch f32: every position's logits (parity, perplexity); on a GPU also the
+    // sampling reduction's buffers beside them (gpu_sampling_bytes).
+    uint64_t logits = 0;
     uint64_t expert_staging = 0;  // copy buffers for experts that are not resident (see below)
     uint64_t total() const { return activations + attention + ffn + logits + expert_staging; }
 };
@@ -79,6 +81,11 @@ constexpr uint64_t kAttentionScoreTile = 256;
 constexpr uint64_t kMaxStagingHalf = 32;
 uint64_t staging_slots_per_half(const ModelConfig& cfg);  // max(n_expert_used, min(32, n_expert / 4))
 Workspace device_workspace(const ModelConfig& cfg, const ModelWeights& weights, int64_t n_batch, bool stage_experts);
+
+// VRAM of the GPU's sampling reduction (backend/gpu/gpu_sampling.h: GpuCandidateSelector, which
+// allocates exactly this at load): a 32-byte header, room for every token as a candidate (id and
+// logit), the penalized ids and their counts, and the penalized logits' saved values.
+uint64_t gpu_sampling_bytes(uint64_t n_vocab);
 
 // On the host beside a GPU: the CPU expert workers' inputs and outputs for the misses of one
 // layer of a batch, plus the logits of the last position and the sampler's candidate list.

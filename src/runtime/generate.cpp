@@ -32,7 +32,7 @@ Result<GenerateResult> generate(Session& session, const Tokenizer& tokenizer, Sa
             result.finish = FinishReason::ContextFull;
             break;
         }
-        const int32_t next = sampler.sample(session.logits(), session.n_vocab());
+        const int32_t next = session.sample(sampler);
         sampler.accept(next);
         ++result.n_generated;
         const bool end_token = next == tokenizer.eos_id() || next == tokenizer.eot_id();

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <functional>
 
+#include "core/check.h"
+#include "runtime/select_candidates.h"
+
 namespace strata {
 
 Status SamplingParams::validate() const {
@@ -26,123 +29,70 @@ void Sampler::reset() {
     rng_.seed(params_.seed);
 }
 
-const float* Sampler::penalized(const float* logits, int64_t n_vocab) {
+CandidateQuery Sampler::query(int64_t n_vocab) const {
+    CandidateQuery q{.temperature = params_.temperature,
+                     .top_k = params_.top_k,
+                     .top_p = params_.top_p,
+                     .min_p = params_.min_p,
+                     .repetition_penalty = params_.repetition_penalty,
+                     .presence_penalty = params_.presence_penalty,
+                     .frequency_penalty = params_.frequency_penalty,
+                     .penalized_ids = {},
+                     .penalized_counts = {}};
     const bool penalize = params_.repetition_penalty != 1.0f || params_.presence_penalty != 0.0f || params_.frequency_penalty != 0.0f;
-    if (!penalize || history_.empty()) return logits;
-    adjusted_.assign(logits, logits + n_vocab);
+    if (!penalize || history_.empty()) return q;
     const size_t window = params_.penalty_last_n < 0 ? history_.size()
                                                      : std::min(history_.size(), static_cast<size_t>(params_.penalty_last_n));
-    std::unordered_map<int32_t, int> counts;
-    for (size_t i = history_.size() - window; i < history_.size(); ++i) counts[history_[i]]++;
-    for (const auto& [id, count] : counts) {
-        if (id < 0 || id >= n_vocab) continue;
-        float& l = adjusted_[static_cast<size_t>(id)];
-        l = l > 0 ? l / params_.repetition_penalty : l * params_.repetition_penalty;
-        l -= static_cast<float>(count) * params_.frequency_penalty + params_.presence_penalty;
+    std::vector<int32_t> seen(history_.end() - static_cast<std::ptrdiff_t>(window), history_.end());
+    std::sort(seen.begin(), seen.end());
+    for (size_t i = 0; i < seen.size();) {
+        size_t j = i;
+        while (j < seen.size() && seen[j] == seen[i]) ++j;
+        if (seen[i] >= 0 && seen[i] < n_vocab) {
+            q.penalized_ids.push_back(seen[i]);
+            q.penalized_counts.push_back(static_cast<int32_t>(j - i));
+        }
+        i = j;
     }
-    return adjusted_.data();
+    return q;
 }
 
 namespace {
 // The full sort's order: logit descending, then id ascending.
-bool before(float la, int32_t ia, float lb, int32_t ib) { return la > lb || (la == lb && ia < ib); }
-
-// The largest of n values, by eight independent lanes (std::max_element walks one dependent
-// compare after another; this loop vectorizes).
-float max_of(const float* x, size_t n) {
-    float lanes[8];
-    std::fill(lanes, lanes + 8, -INFINITY);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        for (int j = 0; j < 8; ++j) lanes[j] = x[i + j] > lanes[j] ? x[i + j] : lanes[j];
-    }
-    float top = *std::max_element(lanes, lanes + 8);
-    for (; i < n; ++i) top = x[i] > top ? x[i] : top;
-    return top;
-}
-
-// The first index of the largest value, as std::max_element gives it.
-size_t first_max(const float* x, size_t n) {
-    const float top = max_of(x, n);
-    for (size_t k = 0; k < n; ++k) {
-        if (x[k] == top) return k;
-    }
-    return 0;  // only NaNs: as max_element, the first
+bool before(const LogitCandidate& a, const LogitCandidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 }
 }  // namespace
 
-void Sampler::gather_candidates(const float* logits, int64_t n_vocab) {
-    candidates_.clear();
-    const auto n = static_cast<size_t>(n_vocab);
-    const bool top_k = params_.top_k > 0 && static_cast<size_t>(params_.top_k) < n;
-    // The largest logit (with top-k: the first candidate, once they are sorted).
-    float top = top_k ? 0.0f : max_of(logits, n);
+int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
+    select_candidates(logits, n_vocab, query(n_vocab), set_, adjusted_);
+    return choose(set_);
+}
+
+int32_t Sampler::choose(CandidateSet& set) {
+    STRATA_CHECK(!set.tokens.empty(), "a candidate set holds at least the largest logit");
+    if (params_.temperature == 0.0f) return set.tokens.front().id;
+    auto& tokens = set.tokens;
+    // With top-k the probabilities are normalized over the k kept, else over the vocabulary.
+    float top = set.top;
+    double sum = set.sum;
+    if (set.top_k > 0) {
+        const size_t k = std::min(tokens.size(), static_cast<size_t>(set.top_k));
+        std::partial_sort(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(k), tokens.end(), before);
+        tokens.resize(k);
+        top = tokens.front().logit;
+    } else {
+        std::sort(tokens.begin(), tokens.end(), before);
+    }
     const float temperature = params_.temperature;
     // A token's unnormalized probability, computed as the full sort's softmax computes it.
     const auto weight = [&](float logit) -> float { return std::exp((logit - top) / temperature); };
-    const auto worse = [](const Candidate& a, const Candidate& b) { return before(a.logit, a.id, b.logit, b.id); };
-    double sum = 0.0;  // what the probabilities are normalized by
-    if (top_k) {
-        // The k first in the full sort's order are among the logits at or above the smallest of
-        // k chunks' maxima (each chunk's maximum is such a logit: at least k of them), which is
-        // near the k-th largest: two fast passes, then a sort of few.
-        const auto k = static_cast<size_t>(params_.top_k);
-        const size_t chunk = n / k;
-        float floor = INFINITY;
-        for (size_t c = 0; c < k; ++c) floor = std::min(floor, max_of(logits + c * chunk, chunk));
-        for (size_t i = 0; i < n; ++i) {
-            if (logits[i] >= floor) candidates_.push_back({static_cast<int32_t>(i), logits[i], 0.0f});
-        }
-        std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<long>(k), candidates_.end(), worse);
-        candidates_.resize(k);
-        top = candidates_.front().logit;
-    } else {
-        // Normalized over every token; the tokens that cannot survive are not sorted.
-        // - min-p keeps p ≥ min_p · p_max: logits at or above top + T · ln(min_p), less a margin
-        //   (the probabilities decide at the edge, as in the full sort).
-        // - top-p ends its prefix where the mass reaches top_p: the mass is summed in bands of a
-        //   quarter temperature below the top, and the floor is the lower edge of the band where
-        //   it passes top_p (with room to spare), so the prefix ends above the floor.
-        constexpr int kBands = 128;
-        double band_mass[kBands] = {};
-        for (size_t i = 0; i < n; ++i) {
-            const float e = weight(logits[i]);
-            sum += e;
-            const float depth = (top - logits[i]) / temperature * 4.0f;
-            band_mass[depth < kBands - 1 ? static_cast<int>(depth) : kBands - 1] += e;
-        }
-        float floor = -INFINITY;
-        if (params_.top_p < 1.0f) {
-            double mass = 0.0;
-            for (int band = 0; band < kBands - 1; ++band) {
-                mass += band_mass[band];
-                if (mass >= (params_.top_p + 1e-6) * sum) {
-                    floor = top - static_cast<float>(band + 1) * temperature / 4.0f;
-                    floor -= 1e-3f * temperature + 1e-5f * std::fabs(floor);  // the band edge's rounding
-                    break;
-                }
-            }
-        }
-        if (params_.min_p > 0.0f) {
-            float min_p_floor = top + temperature * std::log(params_.min_p);
-            min_p_floor -= 1e-3f * temperature + 1e-5f * std::fabs(min_p_floor);
-            floor = std::max(floor, min_p_floor);
-        }
-        for (size_t i = 0; i < n; ++i) {
-            if (logits[i] >= floor) candidates_.push_back({static_cast<int32_t>(i), logits[i], 0.0f});
-        }
+    if (set.top_k > 0) {
+        sum = 0.0;
+        for (const LogitCandidate& c : tokens) sum += weight(c.logit);
     }
-    std::sort(candidates_.begin(), candidates_.end(), worse);
-    if (top_k) {
-        for (const Candidate& c : candidates_) sum += weight(c.logit);
-    }
-    for (Candidate& c : candidates_) c.p = static_cast<float>(weight(c.logit) / sum);
-}
-
-int32_t Sampler::sample(const float* raw_logits, int64_t n_vocab) {
-    const float* logits = penalized(raw_logits, n_vocab);
-    if (params_.temperature == 0.0f) return static_cast<int32_t>(first_max(logits, static_cast<size_t>(n_vocab)));
-    gather_candidates(logits, n_vocab);
+    candidates_.clear();
+    for (const LogitCandidate& c : tokens) candidates_.push_back({c.id, c.logit, static_cast<float>(weight(c.logit) / sum)});
 
     // min-p: drop tokens less likely than min_p times the most likely one.
     if (params_.min_p > 0.0f) {

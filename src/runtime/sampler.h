@@ -3,22 +3,24 @@
 // filtering, then a seeded draw (or arg-max when temperature is 0). The order and formulas are
 // those of llama.cpp's default sampler chain and the OpenAI API's penalty definitions.
 //
-// It runs on the host for every generated token, over the whole vocabulary (152k logits for
-// Qwen3), so it never sorts more than it must: top-k selects its k in one linear pass, and without
-// top-k the min-p floor, or a logit floor under which the remaining probability cannot matter to
-// top-p, bounds what is sorted (bench/sampler_bench.cpp). The result is the one of sorting every
-// token (tests/runtime/sampler_test.cpp compares with that on random vocabularies).
+// It runs for every generated token over the whole vocabulary (152k logits for Qwen3) in two
+// parts, so that the first can run where the logits are (model/logit_candidates.h):
+// - a reduction to the candidates that can survive the filters (runtime/select_candidates.h on
+//   the host, or the GPU's reduction: Session::sample), never a sort of the vocabulary;
+// - choose(): the candidates sorted, normalized, filtered and drawn from, on the host.
+// The result is the one of sorting every token (tests/runtime/sampler_test.cpp compares with that
+// on random vocabularies, tests/gpu/sampling_gpu_test.cpp for the GPU's reduction).
 //
 //   Sampler s(SamplingParams{.temperature = 0.7f, .top_p = 0.9f, .seed = 42});
-//   int32_t next = s.sample(logits, n_vocab, history);
+//   int32_t next = s.sample(logits, n_vocab);          // or session.sample(s)
 //   s.accept(next);
 
 #include <cstdint>
 #include <random>
-#include <unordered_map>
 #include <vector>
 
 #include "core/status.h"
+#include "model/logit_candidates.h"
 
 namespace strata {
 
@@ -40,8 +42,12 @@ class Sampler {
 public:
     explicit Sampler(const SamplingParams& params);
 
-    // Picks the next token from n_vocab logits (the logits are not modified).
+    // Picks the next token from n_vocab host logits (the logits are not modified).
     int32_t sample(const float* logits, int64_t n_vocab);
+    // The reduction's part: the settings and the penalties of the history, for n_vocab tokens.
+    CandidateQuery query(int64_t n_vocab) const;
+    // The host's part: picks the next token from a reduction's answer to query() (reorders `set`).
+    int32_t choose(CandidateSet& set);
     // Records a token of the context (prompt or generated) for the penalties.
     void accept(int32_t token);
     void reset();
@@ -52,19 +58,13 @@ private:
         float logit;
         float p;
     };
-    // The logits after the penalties, in adjusted_ (or `logits` itself when none apply).
-    const float* penalized(const float* logits, int64_t n_vocab);
-    // candidates_ = the tokens that can survive top-k, min-p and top-p, in the order of the full
-    // sort (logit descending, id ascending), with their probabilities; sum = Σ exp((l - max) / T)
-    // over the set the probabilities are normalized by (the top k, or the whole vocabulary).
-    void gather_candidates(const float* logits, int64_t n_vocab);
 
     SamplingParams params_;
     std::mt19937_64 rng_;
     std::vector<int32_t> history_;
+    CandidateSet set_;                   // sample()'s reduction, reused
     std::vector<Candidate> candidates_;  // reused across calls
     std::vector<float> adjusted_;        // penalized logits, reused
-    std::vector<float> work_;            // selection scratch, reused
 };
 
 }  // namespace strata

@@ -1,6 +1,8 @@
 #include "runtime/session.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -42,10 +44,46 @@ Status Session::append(std::span<const int32_t> tokens) {
         const int64_t m = std::min(batch_size, n - done);
         const int64_t pos0 = n_past();
         Batch batch{tokens.data() + done, positions_.data() + pos0, m, pos0};
-        model_.forward_with_state(batch, kv_, recurrent_, logits_.data(), LogitsFor::Last, ctx_);
+        model_.forward_with_state(batch, kv_, recurrent_, device_logits() ? nullptr : logits_.data(), LogitsFor::Last,
+                                  ctx_);
         tokens_.insert(tokens_.end(), tokens.begin() + done, tokens.begin() + done + m);
     }
+    logits_written(0);
     return Status::ok();
+}
+
+namespace {
+// STRATA_GPU_SAMPLING=0 copies every row of logits to the host and samples there (to compare).
+bool sampling_on_device_allowed() {
+    static const bool allowed = [] {
+        const char* v = std::getenv("STRATA_GPU_SAMPLING");
+        return v == nullptr || std::strcmp(v, "0") != 0;
+    }();
+    return allowed;
+}
+}  // namespace
+
+bool Session::device_logits() const {
+    return options_.logits_on_device && model_.keeps_logits_on_device() && sampling_on_device_allowed();
+}
+
+void Session::logits_written(int64_t row) {
+    host_logits_ = !device_logits();
+    device_row_ = DeviceLogitsRow{model_.passes(), row};
+}
+
+const float* Session::logits() const {
+    if (!host_logits_) {
+        model_.fetch_logits(device_row_, logits_.data());
+        host_logits_ = true;
+    }
+    return logits_.data();
+}
+
+int32_t Session::sample(Sampler& sampler) {
+    if (host_logits_) return sampler.sample(logits_.data(), n_vocab());
+    model_.select_candidates(device_row_, sampler.query(n_vocab()), candidates_);
+    return sampler.choose(candidates_);
 }
 
 Status Session::append_batched(std::span<const SessionChunk> chunks, CpuContext& ctx) {
@@ -65,11 +103,16 @@ Status Session::append_batched(std::span<const SessionChunk> chunks, CpuContext&
         if (c.tokens.empty()) continue;
         Session& s = *c.session;
         steps.push_back(SequenceStep{c.tokens.data(), static_cast<int64_t>(c.tokens.size()), s.n_past(), &s.kv_,
-                                     &s.recurrent_, s.logits_.data(), LogitsFor::Last});
+                                     &s.recurrent_, s.device_logits() ? nullptr : s.logits_.data(), LogitsFor::Last});
     }
     if (steps.empty()) return Status::ok();
     chunks[0].session->model_.forward_multi(steps, ctx);
-    for (const SessionChunk& c : chunks) c.session->tokens_.insert(c.session->tokens_.end(), c.tokens.begin(), c.tokens.end());
+    int64_t row = 0;  // each step's one row, in the steps' order
+    for (const SessionChunk& c : chunks) {
+        if (c.tokens.empty()) continue;
+        c.session->tokens_.insert(c.session->tokens_.end(), c.tokens.begin(), c.tokens.end());
+        c.session->logits_written(row++);
+    }
     return Status::ok();
 }
 

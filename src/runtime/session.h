@@ -5,7 +5,7 @@
 //
 //   Session s(*model, SessionOptions{.n_ctx = 4096}, pool);
 //   STRATA_TRY(s.append(prompt_ids));                 // prefill
-//   int32_t next = sampler.sample(s.logits(), s.n_vocab());
+//   int32_t next = s.sample(sampler);                 // or sampler.sample(s.logits(), s.n_vocab())
 //   STRATA_TRY(s.append({next}));                     // decode
 //
 // Several sessions on the same model can also advance together, in one forward pass that reads
@@ -21,6 +21,7 @@
 #include "core/status.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
+#include "runtime/sampler.h"
 
 namespace strata {
 
@@ -35,6 +36,10 @@ struct SessionChunk {
 struct SessionOptions {
     int64_t n_ctx = 4096;    // positions the KV cache holds (prompt + generated)
     int64_t n_batch = 512;   // prompt tokens per forward pass
+    // Leave the last logits on the model's device where it can (GPU models): sample() reduces
+    // them there and only the candidates come back; logits() copies the row when asked. Either
+    // must then be called before the model's next pass (any session's).
+    bool logits_on_device = false;
 };
 
 class Session {
@@ -58,7 +63,11 @@ public:
     // How many of the first n tokens truncate(n) keeps: n, or 0 on a recurrent model.
     int64_t reusable_prefix(int64_t n) const;
 
-    const float* logits() const { return logits_.data(); }  // after the last appended token
+    // The logits after the last appended token (copied from the device first if they are there).
+    const float* logits() const;
+    // The next token by `sampler` from those logits: reduced where they are (Model::select_candidates
+    // on the device; the host's select_candidates otherwise), chosen on the host.
+    int32_t sample(Sampler& sampler);
     int64_t n_vocab() const { return model_.config().n_vocab; }
     int64_t n_past() const { return static_cast<int64_t>(tokens_.size()); }
     int64_t n_ctx() const { return options_.n_ctx; }
@@ -69,6 +78,9 @@ public:
     const std::vector<int32_t>& tokens() const { return tokens_; }
 
 private:
+    bool device_logits() const;            // forward passes leave this session's logits on the device
+    void logits_written(int64_t row);      // after a pass whose `row` is this session's
+
     Model& model_;
     SessionOptions options_;
     CpuContext ctx_;
@@ -76,7 +88,10 @@ private:
     RecurrentState recurrent_;  // empty for attention-only models
     std::vector<int32_t> tokens_;
     std::vector<int32_t> positions_;
-    std::vector<float> logits_;
+    mutable std::vector<float> logits_;
+    mutable bool host_logits_ = true;  // logits_ holds the last row; else it is device_row_
+    DeviceLogitsRow device_row_;
+    CandidateSet candidates_;          // sample()'s, reused
 };
 
 }  // namespace strata

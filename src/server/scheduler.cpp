@@ -52,7 +52,7 @@ Scheduler::Scheduler(Model& model, const Tokenizer& tokenizer, ThreadPool& pool,
     : model_(model), tokenizer_(tokenizer), pool_(pool), options_(options), metrics_(metrics), step_ctx_(pool) {
     STRATA_CHECK(options_.n_slots >= 1, "a scheduler needs at least one slot");
     for (int i = 0; i < options_.n_slots; ++i) {
-        slots_.push_back(std::make_unique<Slot>(model_, SessionOptions{.n_ctx = options_.n_ctx, .n_batch = options_.n_batch}, pool_));
+        slots_.push_back(std::make_unique<Slot>(model_, SessionOptions{.n_ctx = options_.n_ctx, .n_batch = options_.n_batch, .logits_on_device = true}, pool_));
     }
     engine_ = std::thread([this] { engine_loop(); });
 }

@@ -35,9 +35,9 @@ bool Scheduler::still_running(Slot& slot) {
 bool Scheduler::sample_next(Slot& slot) {
     TaskHandle& task = *slot.task;
     const TaskSpec& spec = task.spec_;
-    const Session& session = slot.session;
+    Session& session = slot.session;
     const int32_t next = options_.forced_next_token ? options_.forced_next_token(spec.prompt, slot.result.generated_tokens)
-                                                    : slot.sampler->sample(session.logits(), session.n_vocab());
+                                                    : session.sample(*slot.sampler);
     slot.sampler->accept(next);
     ++slot.result.generated_tokens;
     if (!spec.ignore_eos && (next == tokenizer_.eos_id() || next == tokenizer_.eot_id())) {

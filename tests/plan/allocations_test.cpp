@@ -137,13 +137,14 @@ TEST(Workspace, ToyMoeBatchOfEight) {
     EXPECT_EQ(ws.attention, 40960u);
     // ffn: 8 · (4 router logits + 2 · (2·32 + 64)) · 4 = 8320, plus sort 8 · 2 pairs · 16 = 256
     EXPECT_EQ(ws.ffn, 8576u);
-    EXPECT_EQ(ws.logits, 3200u);  // 8 · 100 · 4
+    // 8 · 100 · 4 = 3200, plus the GPU's sampling buffers: 32 + 100 · (8 + 8 + 4) = 2032
+    EXPECT_EQ(ws.logits, 5232u);
     EXPECT_EQ(ws.expert_staging, 0u);
-    EXPECT_EQ(ws.total(), 59904u);
+    EXPECT_EQ(ws.total(), 61936u);
     // Experts off the GPU: two buffers of 2 slots of 3072.
     Workspace staged = device_workspace(test::toy_config(), w, 8, true);
     EXPECT_EQ(staged.expert_staging, 12288u);
-    EXPECT_EQ(staged.total(), 72192u);
+    EXPECT_EQ(staged.total(), 74224u);
 }
 
 TEST(Workspace, ToyHost) {
@@ -151,14 +152,16 @@ TEST(Workspace, ToyHost) {
     // Beside a GPU: expert workers 8 · (64 · 6 + 2 · (2·32 + 64) · 4) = 11264, embedding rows
     // 8 · 64 · 4 = 2048, sampler 100 · 12 = 1200.
     EXPECT_EQ(host_workspace(test::toy_config(), w, 8, true), 14512u);
-    // Alone: the whole forward's workspace plus the sampler.
-    EXPECT_EQ(host_workspace(test::toy_config(), w, 8, false), 59904u + 1200u);
+    // Alone: the whole forward's workspace (without the GPU's sampling buffers) plus the sampler.
+    EXPECT_EQ(host_workspace(test::toy_config(), w, 8, false), 61936u - 2032u + 1200u);
 }
 
 TEST(Workspace, GrowsWithTheBatchAndNotWithTheContext) {
     ModelWeights w = toy_weights();
     const ModelConfig c = test::toy_config();
-    EXPECT_EQ(device_workspace(c, w, 16, false).total(), 2 * device_workspace(c, w, 8, false).total());
+    // Everything but the sampling buffers (one row's reduction) is per token.
+    const uint64_t sampling = 32 + 100 * 20;
+    EXPECT_EQ(device_workspace(c, w, 16, false).total() - sampling, 2 * (device_workspace(c, w, 8, false).total() - sampling));
 }
 
 }  // namespace

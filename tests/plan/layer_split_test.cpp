@@ -132,8 +132,9 @@ TEST(LayerContext, ARangeCountsItsOwnLayersAndKeepsTheHybridPattern) {
 }
 
 TEST(LayerSplit, ToyModelOneLayerEachByHand) {
-    // Layer 0: dense 13824, KV 12800, workspace 59904 less the logits (8 · 100 · 4 = 3200).
-    // Layer 1 and the head: 13824 + 6400 + 256 = 20480, KV 12800, workspace 59904. 4 experts each.
+    // Layer 0: dense 13824, KV 12800, workspace 61936 less the logits and the sampling buffers
+    // beside them (8 · 100 · 4 + 2032 = 5232). Layer 1 and the head: 13824 + 6400 + 256 = 20480,
+    // KV 12800, workspace 61936. 4 experts each.
     ModelInventory inv = test::toy_inventory();
     ModelWeights w = summarize_weights(inv).value();
     PlanRequest r;
@@ -157,7 +158,7 @@ TEST(LayerSplit, ToyModelOneLayerEachByHand) {
     EXPECT_EQ(b.context, 12800u);
     EXPECT_EQ(a.workspace.logits, 0u);
     EXPECT_EQ(a.workspace.total(), 56704u);
-    EXPECT_EQ(b.workspace.total(), 59904u);
+    EXPECT_EQ(b.workspace.total(), 61936u);
     EXPECT_EQ(a.expert_slots, 4u);
     EXPECT_EQ(b.expert_slots, 4u);
     EXPECT_EQ(a.unused, (1u << 20) - 13824u - 12800u - 56704u - 4096u - 4 * 3072u);
@@ -190,7 +191,7 @@ TEST(LayerSplit, OneGpuIsNotASplit) {
     ModelInventory inv = test::toy_inventory();
     ModelWeights w = summarize_weights(inv).value();
     PlanRequest one;
-    one.gpu = DeviceMemory{"toy GPU", 146000, 146000};
+    one.gpu = DeviceMemory{"toy GPU", 148032, 148032};
     one.vram_reserve = 4096;
     one.ram_bytes = 28156;
     one.ram_reserve = 1000;

@@ -214,10 +214,11 @@ TEST(Synth30B, WeightsMatchTheBenchmarkModel) {
 //   activations 512 · (3 · 2048 · 4 + 2 · 4096) = 16777216
 //   attention   512 · (2·32·128 + 512 + 512 + 32·128) · 4 + 512 · 32 · 256 · 4 = 44040192
 //   ffn         512 · (128 + 8 · (2·768 + 2048)) · 4 + 512 · 8 · 16 = 59047936
-//   logits      512 · 32000 · 4 = 65536000                   → 185401344
+//   logits      512 · 32000 · 4 = 65536000, + sampling 32 + 32000 · 20 = 640032
+//                                                             → 186041376
 //   copy buffers 2 · 32 · 3059712 = 195821568 (two halves of a quarter of a layer's 128 experts)
-//                                                             → 381222912 when experts are off-GPU
-// Fixed 627519488 + 402653184 + 381222912 = 1411395584, + 512 MiB reserve = 1948266496.
+//                                                             → 381862944 when experts are off-GPU
+// Fixed 627519488 + 402653184 + 381862944 = 1412035616, + 512 MiB reserve = 1948906528.
 PlanRequest bench_request(uint64_t vram) {
     PlanRequest r;
     r.gpu = DeviceMemory{"H200 with --vram-budget", 141 * kGiB, 140 * kGiB};
@@ -232,12 +233,12 @@ TEST(Synth30B, TenGiBCardHoldsAboutHalfTheExperts) {
     Plan p = make_plan(inv, w, bench_request(10 * kGiB));
     ASSERT_TRUE(p.fits);
     EXPECT_EQ(p.context.kv_bytes, 402653184u);
-    EXPECT_EQ(p.vram_workspace.total(), 381222912u);
-    EXPECT_EQ(p.vram_fixed(), 1411395584u);
-    // (10737418240 - 1948266496) / 3059712 = 2872 slots, 1658880 left over: 46.7% of the experts
+    EXPECT_EQ(p.vram_workspace.total(), 381862944u);
+    EXPECT_EQ(p.vram_fixed(), 1412035616u);
+    // (10737418240 - 1948906528) / 3059712 = 2872 slots, 1018848 left over: 46.7% of the experts
     // (BENCHMARKS.md's "about a 10 GB card" keeps layers 24-47's experts in RAM: 50%).
     EXPECT_EQ(p.vram_expert_slots, 2872u);
-    EXPECT_EQ(p.vram_unused, 1658880u);
+    EXPECT_EQ(p.vram_unused, 1018848u);
     // RAM: embedding 36864000 + host workspace 69590016 + 1 GiB reserve; the other 3272 experts
     // (9.32 GiB) all fit in the arena of a 64 GiB machine.
     EXPECT_EQ(p.ram_workspace, 69590016u);
@@ -250,26 +251,26 @@ TEST(Synth30B, TwoGiBCardKeepsAlmostAllExpertsInRam) {
     ModelWeights w = summarize_weights(inv).value();
     Plan p = make_plan(inv, w, bench_request(2 * kGiB));
     ASSERT_TRUE(p.fits);
-    // (2147483648 - 1948266496) / 3059712 = 65 slots, 335872 left over: 1.1% of the experts.
-    EXPECT_EQ(p.vram_expert_slots, 65u);
-    EXPECT_EQ(p.vram_unused, 335872u);
-    EXPECT_EQ(p.ram_arena_experts, 6144u - 65u);
+    // (2147483648 - 1948906528) / 3059712 = 64 slots, 2755552 left over: 1.0% of the experts.
+    EXPECT_EQ(p.vram_expert_slots, 64u);
+    EXPECT_EQ(p.vram_unused, 2755552u);
+    EXPECT_EQ(p.ram_arena_experts, 6144u - 64u);
 }
 
 TEST(Synth30B, WholeModelFitsA24GiBCardAndNotAOneGiBOne) {
     ModelInventory inv = synth_30b();
     ModelWeights w = summarize_weights(inv).value();
-    // 627519488 + 402653184 + 185401344 + 536870912 + 6144 · 3059712 = 20551315456 ≤ 24 GiB.
+    // 627519488 + 402653184 + 186041376 + 536870912 + 6144 · 3059712 = 20551955488 ≤ 24 GiB.
     Plan all = make_plan(inv, w, bench_request(24 * kGiB));
     ASSERT_TRUE(all.fits);
     EXPECT_EQ(all.vram_expert_slots, 6144u);
     EXPECT_EQ(all.vram_workspace.expert_staging, 0u);
-    EXPECT_EQ(all.vram_unused, 24 * kGiB - 20551315456u);
+    EXPECT_EQ(all.vram_unused, 24 * kGiB - 20551955488u);
     EXPECT_EQ(all.ram_arena_experts, 0u);
-    // 1 GiB: 1948266496 - 1073741824 = 874524672 short.
+    // 1 GiB: 1948906528 - 1073741824 = 875164704 short.
     Plan one = make_plan(inv, w, bench_request(1 * kGiB));
     ASSERT_FALSE(one.fits);
-    EXPECT_EQ(one.vram_shortfall, 874524672u);
+    EXPECT_EQ(one.vram_shortfall, 875164704u);
 }
 
 TEST(Synth30B, LongContextOnASmallCardSuggestsShorterContextAndQ8Kv) {

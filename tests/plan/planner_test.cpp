@@ -1,7 +1,7 @@
 // The memory planner's arithmetic against plans worked out by hand on the toy model
 // (toy_model.h): dense in VRAM 34304, embedding 6400 on the host, 8 experts in slots of 3072.
 // Requests use context 100 (KV 25600 in f16) and batch 8, whose workspaces are
-// 59904 on the GPU (72192 with the expert copy buffers) and 14512 on the host beside a GPU
+// 61936 on the GPU (74224 with the expert copy buffers) and 14512 on the host beside a GPU
 // (allocations_test.cpp derives them).
 #include <gtest/gtest.h>
 
@@ -40,15 +40,15 @@ bool any_contains(const std::vector<std::string>& lines, const std::string& part
 TEST(Planner, EverythingFitsKeepsAllExpertsResidentWithoutCopyBuffers) {
     Plan p = toy_plan(toy_request(1 << 20, 1 << 20));
     ASSERT_TRUE(p.fits);
-    // 34304 dense + 25600 KV + 59904 workspace + 4096 reserve + 8 · 3072 experts = 148480 ≤ 1 MiB.
+    // 34304 dense + 25600 KV + 61936 workspace + 4096 reserve + 8 · 3072 experts = 150512 ≤ 1 MiB.
     EXPECT_EQ(p.vram_capacity, 1u << 20);
     EXPECT_EQ(p.vram_dense, 34304u);
     EXPECT_EQ(p.vram_context, 25600u);
-    EXPECT_EQ(p.vram_workspace.total(), 59904u);
+    EXPECT_EQ(p.vram_workspace.total(), 61936u);
     EXPECT_EQ(p.vram_workspace.expert_staging, 0u);
     EXPECT_EQ(p.vram_expert_slots, 8u);
     EXPECT_DOUBLE_EQ(p.vram_expert_share(), 1.0);
-    EXPECT_EQ(p.vram_unused, (1u << 20) - 148480u);
+    EXPECT_EQ(p.vram_unused, (1u << 20) - 150512u);
     // RAM: embedding 6400 + host workspace 14512 + reserve 1000; no expert needs a home there.
     EXPECT_EQ(p.ram_dense, 6400u);
     EXPECT_EQ(p.ram_context, 0u);
@@ -62,14 +62,14 @@ TEST(Planner, EverythingFitsKeepsAllExpertsResidentWithoutCopyBuffers) {
 }
 
 TEST(Planner, PartialCacheSplitsExpertsOverVramRamAndDisk) {
-    // VRAM 146000: all resident would need 148480. With copy buffers the fixed part is
-    // 34304 + 25600 + 72192 = 132096, + 4096 reserve = 136192; 9808 left = 3 slots (9216), 592 unused.
+    // VRAM 148032: all resident would need 150512. With copy buffers the fixed part is
+    // 34304 + 25600 + 74224 = 134128, + 4096 reserve = 138224; 9808 left = 3 slots (9216), 592 unused.
     // RAM: 6400 + 14512 + 1000 reserve = 21912; 28156 leaves 6244 = 2 arena slots (6144), 100 unused.
     // The other 3 experts stay on disk: 24384 · 3 / 8 = 9144 bytes.
-    Plan p = toy_plan(toy_request(146000, 28156));
+    Plan p = toy_plan(toy_request(148032, 28156));
     ASSERT_TRUE(p.fits) << p.problems.front();
     EXPECT_EQ(p.vram_workspace.expert_staging, 12288u);
-    EXPECT_EQ(p.vram_fixed(), 132096u);
+    EXPECT_EQ(p.vram_fixed(), 134128u);
     EXPECT_EQ(p.vram_expert_slots, 3u);
     EXPECT_EQ(p.vram_experts(), 9216u);
     EXPECT_EQ(p.vram_unused, 592u);
@@ -86,40 +86,40 @@ TEST(Planner, PartialCacheSplitsExpertsOverVramRamAndDisk) {
 
 TEST(Planner, BudgetAndFreeMemoryBoundTheCapacity) {
     PlanRequest budget = toy_request(1 << 20, 28156);
-    budget.vram_budget = 146000;  // a 1 MiB card behaving as a 146000-byte one
+    budget.vram_budget = 148032;  // a 1 MiB card behaving as a 148032-byte one
     Plan a = toy_plan(budget);
-    EXPECT_EQ(a.vram_capacity, 146000u);
+    EXPECT_EQ(a.vram_capacity, 148032u);
     EXPECT_EQ(a.vram_expert_slots, 3u);
 
     PlanRequest busy = toy_request(1 << 20, 28156);
-    busy.gpu->free_bytes = 146000;  // another program holds the rest
+    busy.gpu->free_bytes = 148032;  // another program holds the rest
     Plan b = toy_plan(busy);
-    EXPECT_EQ(b.vram_capacity, 146000u);
+    EXPECT_EQ(b.vram_capacity, 148032u);
     EXPECT_EQ(b.vram_expert_slots, 3u);
 }
 
 TEST(Planner, VramBelowDenseAndKvIsRefusedNamingTheShortfall) {
-    // Context 1024: KV 1024 · 256 = 262144. Fixed 34304 + 262144 + 72192 = 368640, + 4096 reserve
-    // = 372736 against 300000: 72736 short.
+    // Context 1024: KV 1024 · 256 = 262144. Fixed 34304 + 262144 + 74224 = 370672, + 4096 reserve
+    // = 374768 against 300000: 74768 short.
     PlanRequest r = toy_request(300000, 1 << 20);
     r.n_ctx = 1024;
     Plan p = toy_plan(r);
     ASSERT_FALSE(p.fits);
-    EXPECT_EQ(p.vram_shortfall, 72736u);
+    EXPECT_EQ(p.vram_shortfall, 74768u);
     EXPECT_EQ(p.vram_expert_slots, 0u);
     ASSERT_EQ(p.problems.size(), 1u);
-    EXPECT_NE(p.problems[0].find(format_bytes(72736) + " short"), std::string::npos) << p.problems[0];
+    EXPECT_NE(p.problems[0].find(format_bytes(74768) + " short"), std::string::npos) << p.problems[0];
     EXPECT_NE(p.problems[0].find("KV cache " + format_bytes(262144)), std::string::npos) << p.problems[0];
-    // Shorter context: 34304 + 72192 + 4096 + 256·ctx ≤ 300000 → ctx ≤ 739, so 512 (a multiple of 256).
+    // Shorter context: 34304 + 74224 + 4096 + 256·ctx ≤ 300000 → ctx ≤ 731, so 512 (a multiple of 256).
     EXPECT_TRUE(any_contains(p.suggestions, "--ctx 512:"));
     // q8_0 KV: 1024 · 2 · 68 = 139264, plus one layer's rows in f16 for the GPU's attention, 1024 ·
     // 128 = 131072: 270336, more than f16's 262144 with two layers, so not suggested.
     EXPECT_FALSE(any_contains(p.suggestions, "--kv-type q8_0"));
-    // The reserve (4096) cannot cover 72736.
+    // The reserve (4096) cannot cover 74768.
     EXPECT_FALSE(any_contains(p.suggestions, "--vram-reserve"));
     // The CPU alone: 40704 + 262144 + 61104 + 1000 fits in 1 MiB of RAM.
     EXPECT_TRUE(any_contains(p.suggestions, "--vram 0"));
-    EXPECT_TRUE(any_contains(p.suggestions, format_bytes(372736) + " of VRAM"));
+    EXPECT_TRUE(any_contains(p.suggestions, format_bytes(374768) + " of VRAM"));
     EXPECT_TRUE(any_contains(p.suggestions, "a smaller quant"));
 }
 
@@ -131,7 +131,7 @@ TEST(Planner, EverySuggestionFitsWhenApplied) {
     EXPECT_TRUE(toy_plan(shorter).fits);
     shorter.n_ctx = 768;  // the next multiple of 256 does not: the search found the longest
     EXPECT_FALSE(toy_plan(shorter).fits);
-    PlanRequest q8 = r;  // not suggested: 34304 + 270336 + 72192 + 4096 = 380928 > 300000
+    PlanRequest q8 = r;  // not suggested: 34304 + 270336 + 74224 + 4096 = 382960 > 300000
     q8.kv_type = KvElementType::Q8_0;
     EXPECT_FALSE(toy_plan(q8).fits);
     PlanRequest cpu = r;
@@ -140,9 +140,9 @@ TEST(Planner, EverySuggestionFitsWhenApplied) {
 }
 
 TEST(Planner, SmallShortfallSuggestsASmallerReserve) {
-    // All-resident needs 148480 with the 4096 reserve, staged 136192: at 134000 VRAM 2192 short.
-    // The suggested reserve is 4096 - 2192 rounded down to whole MiB: 0 MiB, and with it 132096 fits.
-    Plan p = toy_plan(toy_request(134000, 1 << 20));
+    // All-resident needs 150512 with the 4096 reserve, staged 138224: at 136032 VRAM 2192 short.
+    // The suggested reserve is 4096 - 2192 rounded down to whole MiB: 0 MiB, and with it 134128 fits.
+    Plan p = toy_plan(toy_request(136032, 1 << 20));
     ASSERT_FALSE(p.fits);
     EXPECT_EQ(p.vram_shortfall, 2192u);
     EXPECT_TRUE(any_contains(p.suggestions, "--vram-reserve 0MiB"));

@@ -46,7 +46,7 @@ Plan toy_plan(uint64_t vram, uint64_t ram) {
 }
 
 TEST(RenderText, BarsWithLegendAndVerdict) {
-    Plan p = toy_plan(146000, 28156);  // planner_test.cpp: 3 slots, 2 in the arena, 3 on disk
+    Plan p = toy_plan(148032, 28156);  // planner_test.cpp: 3 slots, 2 in the arena, 3 on disk
     std::string text = render_plan_text(p, 40);
     EXPECT_NE(text.find("VRAM  ["), std::string::npos) << text;
     EXPECT_NE(text.find("RAM   ["), std::string::npos) << text;
@@ -75,7 +75,7 @@ TEST(RenderText, NoGpuSaysSo) {
 }
 
 TEST(RenderSvg, StandaloneLabelledAndEscaped) {
-    Plan p = toy_plan(146000, 28156);
+    Plan p = toy_plan(148032, 28156);
     p.model_name = "a<b>&c";
     std::string svg = render_plan_svg(p);
     EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
@@ -94,10 +94,10 @@ TEST(RenderSvg, StandaloneLabelledAndEscaped) {
 }
 
 TEST(RenderJson, CarriesTheNumbers) {
-    Plan p = toy_plan(146000, 28156);
+    Plan p = toy_plan(148032, 28156);
     auto j = plan_to_json(p);
     EXPECT_EQ(j["fits"], true);
-    EXPECT_EQ(j["vram"]["capacity"], 146000u);
+    EXPECT_EQ(j["vram"]["capacity"], 148032u);
     EXPECT_EQ(j["vram"]["expert_slots"], 3u);
     EXPECT_EQ(j["vram"]["segments"]["dense"], 34304u);
     EXPECT_EQ(j["vram"]["workspace"]["expert_staging"], 12288u);

@@ -2,8 +2,9 @@
 // A one-token decode step as one graph launch (device_runtime.h's GpuGraph). The model queues its
 // step through a callback that reads the token id and position from a fixed device buffer, and
 // its embedding row (looked up on the host: the table stays in RAM) from a fixed page-locked host
-// buffer; this class owns both, the page-locked buffer the logits come back to (a graph replays
-// copies from the addresses it captured), and the decision when to capture:
+// buffer; this class owns both, the page-locked buffer the logits come back to when they are
+// wanted on the host (copied after the graph, which ends at the device logits), and the decision
+// when to capture:
 // - the first step with a given set of addresses runs eagerly, so every scratch buffer reaches
 //   its size before a capture bakes the addresses in;
 // - the next step with the same addresses is captured and launched, later ones are replayed;
@@ -15,6 +16,8 @@
 //   DecodeGraph graph(ctx, n_vocab, n_embd);
 //   const auto step = [&](const int32_t* io, const float* row) { return queue_step(io, io + 1, row); };
 //   if (!graph.run(token, position, embedding_row, cache_addresses, step, logits)) run_eagerly();
+//   // logits == nullptr: the step is only queued; its logits stay on the device (the address run
+//   // returned, read in stream order), and the next run waits for it before refilling its inputs.
 
 #include <cstdint>
 #include <functional>
@@ -35,13 +38,14 @@ public:
     DecodeGraph(GpuContext& ctx, int64_t n_vocab, int64_t n_embd);
     bool enabled() const { return enabled_; }
 
-    // Runs the step (token at `position`) and copies its logits to `logits`; false when graphs
-    // are off or capture failed, and then nothing ran: the caller runs the step eagerly.
+    // Runs the step (token at `position`) and returns the device address of its logits, after
+    // copying them to `logits` (and waiting) unless that is null; null when graphs are off or
+    // capture failed, and then nothing ran: the caller runs the step eagerly.
     // `addresses`: the device addresses the step uses that are not context scratch (the KV
     // cache's layers); the graph is kept only while they and the scratch generation stay put.
     // `row`: the token's embedding (n_embd floats, any host memory; copied in first).
-    bool run(int32_t token, int32_t position, const float* row, const std::vector<const void*>& addresses,
-             const Enqueue& enqueue, float* logits);
+    const float* run(int32_t token, int32_t position, const float* row, const std::vector<const void*>& addresses,
+                     const Enqueue& enqueue, float* logits);
 
 private:
     struct Key {
@@ -49,7 +53,8 @@ private:
         std::vector<const void*> addresses;
         bool operator==(const Key&) const = default;
     };
-    void queue_step(const Enqueue& enqueue);
+    const float* queue_step(const Enqueue& enqueue);              // returns the step's device logits
+    const float* finish(const float* device_logits, float* logits);  // the copy back, if wanted
     void disable(const std::string& why);
 
     GpuContext& ctx_;
@@ -60,6 +65,8 @@ private:
     GpuGraph graph_;
     Key captured_, warm_;             // what the graph was captured with; what the last eager step used
     bool have_warm_ = false;
+    const float* graph_logits_ = nullptr;  // where the captured step leaves its logits
+    bool in_flight_ = false;               // a step was queued and not waited for
 };
 
 }  // namespace strata::gpu

@@ -13,6 +13,7 @@
 
 #include "backend/gpu/device_runtime.h"
 #include "gguf/tensor_type.h"
+#include "model/logit_candidates.h"
 
 namespace strata::gpu {
 
@@ -323,5 +324,32 @@ MoePlan gpu_moe_router_route_plan_single(const DeviceWeight& router, const float
                                          bool normalize, int32_t* ids, float* weights, int scratch_slot,
                                          unsigned* counter, GpuContext& ctx, int64_t expert_begin = 0,
                                          int64_t expert_end = INT64_MAX);
+
+// ---- sampling (ops_sampling.cu; the host side: gpu_sampling.h) -------------------------------
+// The kernel's view of a CandidateQuery.
+struct GpuSelectParams {
+    float temperature = 0.0f;
+    int32_t top_k = 0;  // applied (below the vocabulary's size) or 0
+    float top_p = 1.0f;
+    float min_p = 0.0f;
+    float repetition = 1.0f, presence = 0.0f, frequency = 0.0f;
+    int32_t n_penalized = 0;
+};
+
+// What the kernel writes before the candidates (32 bytes, as plan/allocations.h counts it).
+struct GpuCandidateHeader {
+    int32_t count;
+    int32_t top_k;
+    float top;
+    float unused;
+    double sum;
+    double reserved;
+};
+
+// Queues the reduction of `logits` (n_vocab floats in device memory; the penalized entries are
+// changed while it runs and restored before it ends). penalized: n_penalized ids, then their
+// counts; saved: n_penalized floats of scratch. out: room for n_vocab candidates.
+void gpu_select_candidates(float* logits, int64_t n_vocab, const GpuSelectParams& params, const int32_t* penalized,
+                           float* saved, GpuCandidateHeader* header, LogitCandidate* out, GpuContext& ctx);
 
 }  // namespace strata::gpu

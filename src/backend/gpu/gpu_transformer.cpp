@@ -113,23 +113,25 @@ void GpuTransformer::forward_one(const Batch& batch, KvCache& kv, RecurrentState
     GpuKvStorage& storage = device_cache(kv, shares_.size());
     const int64_t n = batch.n_tokens;
     STRATA_CHECK(batch.pos0 + n <= kv.n_ctx(), "batch runs past the KV cache");
+    STRATA_CHECK(logits != nullptr || which == LogitsFor::Last, "only the last row's logits can stay on the device");
     seqs_.assign(1, SeqRows{0, n, &storage, state});
     GpuContext& g = shares_[0]->ctx();
     g.activate();
+    ++passes_;
+    pass_rows_ = which == LogitsFor::Last ? 1 : n;
     const float* embedded = embed_on_host(batch.tokens, n, cpu);
     if (n == 1 && decode_graph_ && decode_graph_->enabled()) {
         const auto step = [&](const int32_t* io, const float* row) {
             return queue_forward(row, io + 1, 1, LogitsFor::Last, nullptr, 0, cpu);
         };
-        if (decode_graph_->run(batch.tokens[0], batch.positions[0], embedded, graph_addresses(storage), step, logits)) {
-            return;
-        }
+        // Without host logits the graph is only queued: the caller's sampling (or fetch) waits.
+        pass_logits_ = decode_graph_->run(batch.tokens[0], batch.positions[0], embedded, graph_addresses(storage), step, logits);
+        if (pass_logits_ != nullptr) return;
     }
     auto* positions = static_cast<int32_t*>(g.scratch(kPositions, static_cast<uint64_t>(n) * sizeof(int32_t)));
     g.upload(positions, batch.positions, static_cast<uint64_t>(n) * sizeof(int32_t));
-    const float* out = queue_forward(embedded, positions, n, which, nullptr, 0, cpu);
-    const int64_t rows = which == LogitsFor::Last ? 1 : n;
-    g.download(logits, out, static_cast<uint64_t>(rows) * config_.n_vocab * sizeof(float));
+    pass_logits_ = queue_forward(embedded, positions, n, which, nullptr, 0, cpu);
+    if (logits != nullptr) g.download(logits, pass_logits_, static_cast<uint64_t>(pass_rows_) * config_.n_vocab * sizeof(float));
     g.synchronize();  // the first share's stream waited for the last one, which waited for the rest
     for (auto& share : shares_) share->flush_profile();
 }
@@ -147,8 +149,11 @@ void GpuTransformer::forward_multi(std::span<const SequenceStep> steps, CpuConte
     // Rows of every step, in order; the logits wanted: each step's last row, or all of its rows.
     std::vector<int32_t> tokens, positions, out_rows;
     seqs_.clear();
+    bool any_host_logits = false;
     for (const SequenceStep& s : steps) {
         STRATA_CHECK(s.pos0 + s.n_tokens <= s.kv->n_ctx(), "batch runs past the KV cache");
+        STRATA_CHECK(s.logits != nullptr || s.which == LogitsFor::Last, "only a step's last row can stay on the device");
+        any_host_logits = any_host_logits || s.logits != nullptr;
         RecurrentState* state = s.state && !s.state->empty() ? s.state : nullptr;
         if (state) {  // as the CPU hybrids: a step at position 0 starts over; no rewinding
             if (s.pos0 == 0) state->clear();
@@ -166,24 +171,45 @@ void GpuTransformer::forward_multi(std::span<const SequenceStep> steps, CpuConte
     const int64_t n = static_cast<int64_t>(tokens.size()), n_out = static_cast<int64_t>(out_rows.size());
     GpuContext& g = shares_[0]->ctx();
     g.activate();
+    ++passes_;
+    pass_rows_ = n_out;
     const float* embedded = embed_on_host(tokens.data(), n, cpu);
     auto* d_positions = static_cast<int32_t*>(g.scratch(kPositions, static_cast<uint64_t>(n) * sizeof(int32_t)));
     auto* d_out_rows = static_cast<int32_t*>(g.scratch(kOutRows, static_cast<uint64_t>(n_out) * sizeof(int32_t)));
     g.upload(d_positions, positions.data(), static_cast<uint64_t>(n) * sizeof(int32_t));
     g.upload(d_out_rows, out_rows.data(), static_cast<uint64_t>(n_out) * sizeof(int32_t));
-    const float* out = queue_forward(embedded, d_positions, n, LogitsFor::All, d_out_rows, n_out, cpu);
+    pass_logits_ = queue_forward(embedded, d_positions, n, LogitsFor::All, d_out_rows, n_out, cpu);
     const uint64_t vocab = config_.n_vocab;
-    std::vector<float> logits(static_cast<size_t>(n_out) * vocab);
-    g.download(logits.data(), out, logits.size() * sizeof(float));
+    std::vector<float> logits(any_host_logits ? static_cast<size_t>(n_out) * vocab : 0);
+    if (any_host_logits) g.download(logits.data(), pass_logits_, logits.size() * sizeof(float));
     g.synchronize();
     for (auto& share : shares_) share->flush_profile();
     size_t row = 0;
     for (const SequenceStep& s : steps) {
         const int64_t rows = s.which == LogitsFor::All ? s.n_tokens : 1;
-        std::copy_n(logits.data() + row * vocab, static_cast<size_t>(rows) * vocab, s.logits);
+        if (s.logits) std::copy_n(logits.data() + row * vocab, static_cast<size_t>(rows) * vocab, s.logits);
         row += static_cast<size_t>(rows);
         if (s.state && !s.state->empty()) s.state->advance(s.n_tokens);
     }
+}
+
+float* GpuTransformer::device_row(const DeviceLogitsRow& row) {
+    STRATA_CHECK(row.pass == passes_ && pass_logits_ != nullptr,
+                 "device logits read after a later forward pass replaced them (sample before the next pass)");
+    STRATA_CHECK(row.row >= 0 && row.row < pass_rows_, "device logits row outside the last pass");
+    // The first share's own scratch (kLogits): writable; const only as queue_forward hands it out.
+    return const_cast<float*>(pass_logits_) + row.row * config_.n_vocab;
+}
+
+void GpuTransformer::fetch_logits(const DeviceLogitsRow& row, float* out) {
+    GpuContext& g = shares_[0]->ctx();
+    g.activate();
+    g.download(out, device_row(row), static_cast<uint64_t>(config_.n_vocab) * sizeof(float));
+    g.synchronize();
+}
+
+void GpuTransformer::select_candidates(const DeviceLogitsRow& row, const CandidateQuery& query, CandidateSet& out) {
+    selector_.select(device_row(row), query, out, shares_[0]->ctx());
 }
 
 // A split that leaves a layer out or counts one twice would run a different model: checked here.
@@ -297,6 +323,8 @@ Status GpuTransformer::finish_load(const GgufFile& file, const Weight& token_emb
     if (config_.n_expert > 0) {
         for (auto& share : shares_) STRATA_TRY(share->make_route_counters(config_.n_layer));
     }
+    // Sampling reduces the logits where they end, on the first share (plan: the logits' term).
+    STRATA_TRY(selector_.allocate(first.ctx(), config_.n_vocab));
     for (auto& share : shares_) share->ctx().synchronize();  // the copies read the mapped file
     for (size_t s = 0; s < shares_.size(); ++s) {
         const RoutedExpertsFactory& factory =

@@ -41,6 +41,7 @@
 #include "backend/gpu/gpu_decode_graph.h"
 #include "backend/gpu/gpu_model.h"
 #include "backend/gpu/gpu_ops.h"
+#include "backend/gpu/gpu_sampling.h"
 #include "backend/gpu/gpu_shard.h"
 #include "model/blocks/blocks.h"
 #include "model/model.h"
@@ -94,6 +95,11 @@ public:
     // to the rounding of the kernels a larger batch takes.
     void forward_multi(std::span<const SequenceStep> steps, CpuContext& cpu) override;
     bool fuses_sequences() const override { return true; }
+    // The last pass's LogitsFor::Last rows stay in VRAM when asked (null logits): sampling reduces
+    // them there (gpu_sampling.h) and only the candidates are copied back.
+    bool keeps_logits_on_device() const override { return true; }
+    void fetch_logits(const DeviceLogitsRow& row, float* out) override;
+    void select_candidates(const DeviceLogitsRow& row, const CandidateQuery& query, CandidateSet& out) override;
 
 protected:
     // ---- loading, in this order -----------------------------------------------------------------
@@ -297,6 +303,12 @@ private:
     std::unique_ptr<GpuCollective> collective_;   // ... and their all-reduce
     std::vector<GpuQ8Rows> rank_hq_;              // each rank's view of h as int8 (this step)
     std::unique_ptr<DecodeGraph> decode_graph_;  // one-token steps as graphs; no tiers, no profiling
+    // The last pass's logits rows on the first share (its kLogits scratch), one per output row.
+    const float* pass_logits_ = nullptr;
+    int64_t pass_rows_ = 0;
+    // Where the rows asked for by DeviceLogitsRow are, after checking the pass is the last one.
+    float* device_row(const DeviceLogitsRow& row);
+    GpuCandidateSelector selector_;
     Weight token_embd_;                  // in RAM (the mapped file), as the memory plan has it
     PinnedBuffer embedded_;              // a step's embedding rows, copied up by the first share
     DeviceWeight output_norm_, output_;  // on the last share
