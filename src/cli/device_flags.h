@@ -6,8 +6,7 @@
 // llama.cpp's -ngl (spelled with two dashes: CLI11 short options are one letter). 0 runs on the
 // CPU; any N > 0 puts every layer on the GPU — per-layer offload comes with the hybrid placement
 // work. When a GPU is chosen, one line on stderr says which card and why. `--kv-type f16|f32|q8_0`
-// sets the KV cache's element type wherever the model runs (q8_0 with DeepSeek's latent attention
-// keeps the model on the CPU).
+// sets the KV cache's element type wherever the model runs.
 // `--load memory` reads the model file into RAM on huge pages instead of mapping it.
 // `--gpus all|LIST` with `--split layer` (the default when two or more GPUs are listed) splits
 // the model's layers over several GPUs, each planned with its own memory (runtime/gpu_placement.h);
@@ -65,7 +64,7 @@ struct DeviceFlags {
             ->capture_default_str();
         app.add_option("--ngl,--n-gpu-layers", gpu_layers, "Layers on the GPU (llama.cpp's -ngl): 0 runs on the CPU, any N > 0 all");
         app.add_option("--gpu", gpu, "Deprecated: use --device N (runtime ordinal), --device pci:BUS-ID or --device UUID");
-        app.add_option("--kv-type", kv_type, "KV cache type: f16, f32 or q8_0 (q8_0: not for DeepSeek's latent attention on the GPU)")->capture_default_str();
+        app.add_option("--kv-type", kv_type, "KV cache type: f16, f32 or q8_0")->capture_default_str();
         app.add_option("--load", load,
                        "How the model file is read: mmap (mapped, shared with the page cache) or memory (read into "
                        "RAM on huge pages: faster CPU decode, costs the read and unshared RAM)")

@@ -33,10 +33,6 @@ uint64_t kv_row_bytes(KvElementType type, uint64_t dim, uint64_t head_dim) {
     return dim * 4;
 }
 
-bool kv_type_runs_on(KvElementType type, const ModelConfig& cfg, bool gpu) {
-    return !(gpu && type == KvElementType::Q8_0 && cfg.kv_lora_rank > 0);
-}
-
 ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvElementType type, uint32_t layer_begin,
                              uint32_t layer_end) {
     ContextMemory m;

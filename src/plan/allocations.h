@@ -29,10 +29,6 @@ enum class KvElementType {
 Result<KvElementType> parse_kv_type(std::string_view name);  // "f32", "f16", "q8_0"
 std::string_view kv_type_name(KvElementType type);
 
-// Whether the engine builds a cache of this type for the model on a GPU (gpu) or the CPU: q8_0 is
-// not read by the GPU's latent attention (deepseek2) yet.
-bool kv_type_runs_on(KvElementType type, const ModelConfig& cfg, bool gpu);
-
 // Bytes of one cache row of `dim` values made of heads of `head_dim` values.
 uint64_t kv_row_bytes(KvElementType type, uint64_t dim, uint64_t head_dim);
 

@@ -118,7 +118,6 @@ std::vector<std::string> suggest(const ModelInventory& inv, const ModelWeights& 
         ContextMemory alt = context_memory(inv.config, req.n_ctx, t);
         if (!p.has_gpu) alt.kv_staging_bytes = 0;
         if (p.context.kv_bytes == 0 || alt.total() >= p.context.total()) continue;
-        if (!kv_type_runs_on(t, inv.config, p.has_gpu)) continue;
         PlanRequest r = req;
         r.kv_type = t;
         if (fits(r)) {
@@ -406,14 +405,7 @@ Plan make_plan(const ModelInventory& inv, const ModelWeights& w, const PlanReque
                                          b(p.ram_workspace), b(p.ram_reserve), b(p.ram_fixed() + p.ram_reserve),
                                          b(p.ram_capacity), b(p.ram_shortfall)));
     }
-    if (!kv_type_runs_on(req.kv_type, inv.config, p.has_gpu)) {
-        // The type, not the sizes, is what to change: the plan with f16 says the rest.
-        p.problems.push_back(fmt::format("--kv-type {}: the GPU's latent attention ({}) reads f16 caches only so far",
-                                         kv_type_name(req.kv_type), inv.config.arch));
-        p.fits = false;
-        p.suggestions.push_back(fmt::format("--kv-type f16: the KV cache takes {}",
-                                            b(context_memory(inv.config, req.n_ctx, KvElementType::F16).total())));
-    } else if (!p.fits) {
+    if (!p.fits) {
         p.suggestions = suggest(inv, w, p);
     }
     if (p.fits && p.disk_experts > 0) {

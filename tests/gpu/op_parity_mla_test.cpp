@@ -105,6 +105,8 @@ private:
     // The DeepSeek-V3 prompts are tens of GFLOP on the CPU: every hardware thread, no spinning
     // (the host waits on the GPU in between).
     ThreadPool threads_{ThreadPool::Options{.threads = 0, .spin_us = 0}};
+
+protected:
     CpuContext cpu_{threads_};
 };
 
@@ -180,6 +182,66 @@ TEST_F(GpuMla, DecodeGraphReplaysAtOtherDepths) {
             const std::vector<float> want = cpu_reference(s, rows, depth + 1, q, 1, depth);
             EXPECT_NMSE(fmt::format("attention_mla graph replay f16 {} ctx 9000 at pos {}", s.name, depth), got, want,
                         1e-10);
+        }
+    }
+}
+
+// A q8_0 cache: the rows of earlier steps already stored (gpu_kv_store quantizes them), the step's
+// rows written to the staging copy in f16 as the model's store kernel (gpu_mla_kv_norm_rope_store)
+// writes them. The attention quantizes those, whose bytes must equal the CPU's q8_0 rows of the
+// same (f16-rounded) values, and reads every row back through the copy. Reference: cpu_attention
+// over the CPU's q8_0 cache; the copy holds d·q in f16 where the CPU reads it in f32.
+TEST_F(GpuMla, Q8CacheMatchesTheCpuQ8Cache) {
+    const MlaCase cases[] = {{1, 0}, {1, 2999}, {4, 296, 9000}, {5, 0}, {64, 700}};
+    for (const MlaShape& s : {kDeepSeekV3, kMid, kNoRope}) {
+        for (const MlaCase& c : cases) {
+            const int64_t n_kv = c.pos0 + c.n_tokens, k_dim = s.lora + s.rope;
+            const Rows rows = random_rows(s, n_kv, gpu::KvType::F16);
+            const std::vector<float> q = random_floats(rng_, static_cast<size_t>(c.n_tokens * s.n_head * k_dim));
+            KvCache kv(1, n_kv, k_dim, s.lora, KvCacheType::Q8_0);
+            for (int64_t pos = 0; pos < n_kv; ++pos) {
+                kv.store(0, pos, rows.keys.data() + pos * k_dim, rows.values.data() + pos * s.lora);
+            }
+            std::vector<float> want(static_cast<size_t>(c.n_tokens * s.n_head * s.lora));
+            cpu_attention(q.data(), kv, 0, c.n_tokens, c.pos0, AttentionParams{s.n_head, 1, k_dim, s.lora, s.scale},
+                          want.data(), cpu_);
+
+            std::string error;
+            gpu::GpuKvCache cache(pool(), 1, std::max(c.n_ctx, n_kv), k_dim, s.lora, gpu::KvType::Q8_0, &error);
+            ASSERT_TRUE(cache.ok()) << error;
+            if (c.pos0 > 0) gpu::gpu_kv_store(to_device(rows.keys), to_device(rows.values), c.pos0, 0, cache, 0, ctx());
+            const auto f16_rows = [](const std::vector<float>& v, int64_t first, int64_t count) {
+                std::vector<uint16_t> h(static_cast<size_t>(count));
+                for (int64_t i = 0; i < count; ++i) h[static_cast<size_t>(i)] = fp32_to_fp16(v[static_cast<size_t>(first + i)]);
+                return h;
+            };
+            const std::vector<uint16_t> new_keys = f16_rows(rows.keys, c.pos0 * k_dim, c.n_tokens * k_dim);
+            const std::vector<uint16_t> new_values = f16_rows(rows.values, c.pos0 * s.lora, c.n_tokens * s.lora);
+            ctx().upload(static_cast<uint16_t*>(cache.keys(0)) + c.pos0 * k_dim, new_keys.data(), new_keys.size() * 2);
+            ctx().upload(static_cast<uint16_t*>(cache.values(0)) + c.pos0 * s.lora, new_values.data(), new_values.size() * 2);
+            std::vector<int32_t> positions(static_cast<size_t>(c.n_tokens));
+            std::iota(positions.begin(), positions.end(), static_cast<int32_t>(c.pos0));
+            float* out = device_zeros<float>(want.size());
+            gpu::gpu_attention_mla(to_device(q), cache, 0, c.n_tokens, to_device(positions), params(s), out, ctx());
+            const std::string name = fmt::format("attention_mla q8_0 {} heads {} rows {}+{} n={} pos0={}{}", s.name, s.n_head,
+                                                 s.lora, s.rope, c.n_tokens, c.pos0,
+                                                 c.n_ctx ? fmt::format(" ctx {}", c.n_ctx) : "");
+            EXPECT_NMSE(name, from_device(out, want.size()), want, 1e-6);
+
+            const uint64_t k_row = gpu::gpu_kv_row_bytes(gpu::KvType::Q8_0, k_dim);
+            const uint64_t v_row = gpu::gpu_kv_row_bytes(gpu::KvType::Q8_0, s.lora);
+            const std::vector<uint8_t> keys = from_device(static_cast<const uint8_t*>(cache.stored_keys(0)),
+                                                          static_cast<size_t>(n_kv * k_row));
+            const std::vector<uint8_t> values = from_device(static_cast<const uint8_t*>(cache.stored_values(0)),
+                                                            static_cast<size_t>(n_kv * v_row));
+            int64_t differ = 0;
+            for (int64_t pos = 0; pos < n_kv; ++pos) {
+                const auto* k_cpu = static_cast<const uint8_t*>(kv.key_row(0, pos));
+                const auto* v_cpu = static_cast<const uint8_t*>(kv.value_row(0, pos));
+                for (uint64_t i = 0; i < k_row; ++i) differ += keys[static_cast<size_t>(pos * k_row + i)] != k_cpu[i];
+                for (uint64_t i = 0; i < v_row; ++i) differ += values[static_cast<size_t>(pos * v_row + i)] != v_cpu[i];
+            }
+            EXPECT_EQ(differ, 0) << name << ": stored bytes differ from the CPU's q8_0 rows";
         }
     }
 }

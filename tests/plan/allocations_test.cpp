@@ -100,15 +100,6 @@ TEST(ContextMemory, ToyKvCache) {
     EXPECT_EQ(q8.total(), 2u * 100 * 68 + 100u * 128);
 }
 
-TEST(KvType, Q8_0RunsOnTheGpuButNotUnderLatentAttention) {
-    ModelConfig c = test::toy_config();
-    EXPECT_TRUE(kv_type_runs_on(KvElementType::Q8_0, c, true));
-    c.kv_lora_rank = 512;  // deepseek2's latent attention
-    EXPECT_FALSE(kv_type_runs_on(KvElementType::Q8_0, c, true));
-    EXPECT_TRUE(kv_type_runs_on(KvElementType::Q8_0, c, false));
-    EXPECT_TRUE(kv_type_runs_on(KvElementType::F16, c, true));
-}
-
 TEST(ContextMemory, HybridStackCountsOnlyAttentionLayersAndAddsTheRecurrentState) {
     ModelConfig c = test::toy_config();
     c.arch = "qwen3next";

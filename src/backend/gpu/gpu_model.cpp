@@ -51,14 +51,6 @@ Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const Compute
     const std::string why = gpu_unavailable_reason();
     const bool arch_ok = gpu_supports_architecture(config.arch);
     if (options.device == ComputeDevice::Auto && (!why.empty() || !arch_ok)) return load_on_cpu(file, options);
-    if (options.cpu_kv_type == KvCacheType::Q8_0 && config.arch == "deepseek2") {  // no latent q8_0 rows yet
-        if (options.device == ComputeDevice::Gpu) {
-            return Status::error("--kv-type q8_0: the GPU's latent attention (deepseek2) reads f16 caches only so far: "
-                                 "use --kv-type f16 with --device gpu");
-        }
-        fmt::print(stderr, "strata: running on the CPU: --kv-type q8_0 has no latent-attention GPU cache yet\n");
-        return load_on_cpu(file, options);
-    }
     if (!kv_type_fits(options.cpu_kv_type, config.head_dim_k, config.head_dim_v)) {
         return Status::error("--kv-type q8_0: this model's attention heads ({} and {} values) are not whole 32-value "
                              "blocks; use --kv-type f16",

@@ -131,7 +131,7 @@ enum class KvType { F32, F16, Q8_0 };
 // twice the context in the same VRAM), and attention reads them in f16 from a staging copy of one
 // layer: keys(layer) and values(layer) then point at that copy (the same for every layer), where
 // the store kernels write a step's new rows in f16 as for an f16 cache. Before attention reads a
-// layer, gpu_attention brings the copy up to date (kv_q8_sync_kernel): the new rows are quantized
+// layer, gpu_attention (and gpu_attention_mla) bring the copy up to date (gpu_kv_q8_sync): the new rows are quantized
 // into the stored rows and read back, and the older rows are read from the stored ones, so
 // attention sees every key and value as the cache keeps it, as the CPU's q8_0 cache does. That
 // costs a read of the stored rows and a write of the copy per layer and step on top of the
@@ -164,6 +164,12 @@ private:
 };
 // Bytes of one stored row of `dim` values.
 uint64_t gpu_kv_row_bytes(KvType type, int64_t dim);
+// A q8_0 cache's layer brought up to date before attention reads its staging copy (the attention
+// ops call it themselves): the rows of the tokens at positions[t] (device; or pos0 + t when
+// positions is null), just written there in f16, are quantized into the stored rows and read back,
+// and the older rows are read from the stored ones. Nothing for other types.
+void gpu_kv_q8_sync(const GpuKvCache& kv, int64_t layer, const int32_t* positions, int64_t pos0, int64_t n_tokens,
+                    GpuContext& ctx);
 
 // Writes n_tokens rows of k and v (f32) at positions pos0 .. pos0 + n_tokens - 1 of `layer`.
 void gpu_kv_store(const float* k, const float* v, int64_t n_tokens, int64_t pos0, GpuKvCache& kv, int64_t layer,

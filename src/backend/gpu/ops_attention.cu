@@ -112,8 +112,11 @@ __global__ void __launch_bounds__(kQ8SyncBlock)
     }
 }
 
-// kv_q8_sync_kernel for the tokens at positions[t] (device) or pos0 + t.
-void sync_q8_layer(const GpuKvCache& kv, int64_t layer, const int32_t* positions, int64_t pos0, int64_t n_tokens,
+
+
+}  // namespace
+
+void gpu_kv_q8_sync(const GpuKvCache& kv, int64_t layer, const int32_t* positions, int64_t pos0, int64_t n_tokens,
                    GpuContext& ctx) {
     // A captured step reads its depth on the device: its blocks walk every row the cache could
     // hold, a fixed number of blocks whatever the depth.
@@ -125,9 +128,6 @@ void sync_q8_layer(const GpuKvCache& kv, int64_t layer, const int32_t* positions
                    static_cast<uint16_t*>(kv.keys(layer)), static_cast<uint16_t*>(kv.values(layer)), kv.k_dim(),
                    kv.v_dim());
 }
-
-
-}  // namespace
 
 uint64_t gpu_kv_row_bytes(KvType type, int64_t dim) {
     const auto d = static_cast<uint64_t>(dim);
@@ -182,7 +182,7 @@ void gpu_kv_store(const float* k, const float* v, int64_t n_tokens, int64_t pos0
     }
     // A q8_0 cache: the rows just written in f16 into the staging copy go into the stored rows now,
     // so that they are kept whatever reads the cache next.
-    if (kv.stored_type() == KvType::Q8_0) sync_q8_layer(kv, layer, nullptr, pos0, n_tokens, ctx);
+    if (kv.stored_type() == KvType::Q8_0) gpu_kv_q8_sync(kv, layer, nullptr, pos0, n_tokens, ctx);
 }
 
 namespace {
@@ -214,7 +214,7 @@ bool launch_attention(const AttentionCall& call, GpuContext& ctx) {
     STRATA_CHECK(call.pos0 + call.n_tokens <= call.kv->n_ctx() && call.n_tokens <= 65535,
                  "gpu_attention: batch past the cache or too large");
     if (call.n_tokens == 0) return false;
-    if (call.kv->stored_type() == KvType::Q8_0) sync_q8_layer(*call.kv, call.layer, call.positions, call.pos0, call.n_tokens, ctx);
+    if (call.kv->stored_type() == KvType::Q8_0) gpu_kv_q8_sync(*call.kv, call.layer, call.positions, call.pos0, call.n_tokens, ctx);
     if (call.n_tokens >= kAttentionFlashMinTokens && launch_attention_flash(call, ctx)) return false;
     if (const int n_split = attention_split_count(call, ctx); n_split > 1) return launch_attention_split(call, n_split, ctx);
     launch_attention_rows(call, ctx);

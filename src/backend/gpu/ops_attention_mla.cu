@@ -77,6 +77,9 @@ void gpu_attention_mla(const float* q, const GpuKvCache& kv, int64_t layer, int6
     STRATA_CHECK(aligned16(q) && aligned16(out) && aligned16(kv.keys(layer)) && aligned16(kv.values(layer)),
                  "gpu_attention_mla: q, out and the cache rows must be 16-byte aligned");
     if (n_tokens == 0) return;
+    // A q8_0 cache: the rows just stored in f16 into the staging copy are quantized, the rest
+    // read back (the copy is one layer's, shared by all layers).
+    if (kv.stored_type() == KvType::Q8_0) gpu_kv_q8_sync(kv, layer, positions, 0, n_tokens, ctx);
 
     const MlaDims dims{.n_rows = n_tokens * p.n_head, .n_head = p.n_head, .latent = p.kv_lora_rank,
                        .width = p.kv_lora_rank + p.rope_dims, .n_ctx = kv.n_ctx(), .scale = p.scale};
