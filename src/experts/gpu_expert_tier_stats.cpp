@@ -20,6 +20,7 @@ void GpuExpertTierStats::add_window(const GpuExpertTierStats& before, const GpuE
     prefetched += after.prefetched - before.prefetched;
     prefetch_offered += after.prefetch_offered - before.prefetch_offered;
     prefetch_hits += after.prefetch_hits - before.prefetch_hits;
+    lanes_awaited_by_gpu += after.lanes_awaited_by_gpu - before.lanes_awaited_by_gpu;
     seconds_wait_gpu += after.seconds_wait_gpu - before.seconds_wait_gpu;
     seconds_cpu += after.seconds_cpu - before.seconds_cpu;
     seconds_plan += after.seconds_plan - before.seconds_plan;

@@ -49,6 +49,7 @@ struct GpuExpertTierStats {
     uint64_t prefetched = 0;       // experts copied ahead (their bytes count in bytes_streamed)
     uint64_t prefetch_offered = 0; // ... of those, ones whose layer came (a step looked at them)
     uint64_t prefetch_hits = 0;    // ... and used by it (counted in streamed_experts too)
+    uint64_t lanes_awaited_by_gpu = 0;  // CPU lanes whose sum the GPU waited for (early combine)
     double seconds_wait_gpu = 0;   // host waiting for the GPU's routing (the GPU's share of a layer)
     double seconds_cpu = 0;        // host computing CPU experts (overlaps the GPU and the copies)
     double seconds_plan = 0;       // host bookkeeping: grouping, decisions, plan upload, launches (runs

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -43,6 +46,7 @@ struct TierLayer {
 // A host buffer in page-locked memory that grows (only at points where no queued copy reads it).
 struct PinnedArray {
     gpu::PinnedBuffer buffer;
+    template <typename T> bool holds(uint64_t count) const { return buffer.bytes() >= std::max<uint64_t>(count * sizeof(T), 64); }
     template <typename T> T* get(uint64_t count) {
         const uint64_t bytes = std::max<uint64_t>(count * sizeof(T), 64);
         if (buffer.bytes() < bytes) {
@@ -151,6 +155,8 @@ public:
         owner_.assign(n_slots, -1);
         for (uint64_t s = 0; s < staging_count_; ++s) staging_.push_back(static_cast<int32_t>(cache_count_ + s));
 
+        if (lane_done_.allocate(64, &error)) *lane_done_.as<uint32_t>() = 0;
+        else early_combine_ = false;  // the lane is then awaited on the host, as before
         pin_file(summary);
         measure_link(ctx, summary);
         fill_cache(ctx);
@@ -174,12 +180,18 @@ public:
         const int64_t n = step.n_tokens, k = step.k, e = step.n_embd, pairs = n * k;
         const int64_t ff = L.host.gate.ne[1];
         if (n == 0) return;
-        step_k_ = k;
         if (!calibrated_) calibrate(L, e, cpu);
 
         // 1. The routing (then the next layer's predicted experts, for prefetch) and the normed
         // input the CPU lane may need come to the host: host buffers [ids | weights | predicted]
         // and h.
+        // The last step's CPU lane may still be running (early combine, below): it reads these
+        // buffers, which the routing overwrites only behind that step's combine, so only a buffer
+        // that must grow waits for it first.
+        if (!host_ids_.holds<int32_t>(static_cast<uint64_t>(3 * pairs)) || !host_h_.holds<float>(static_cast<uint64_t>(n * e)) ||
+            !host_cpu_out_.holds<float>(static_cast<uint64_t>(n * e))) {
+            await_lane();
+        }
         int32_t* ids = host_ids_.get<int32_t>(static_cast<uint64_t>(3 * pairs));
         float* weights = reinterpret_cast<float*>(ids + pairs);
         int32_t* predicted = prefetch_wanted(step) ? ids + 2 * pairs : nullptr;
@@ -187,7 +199,9 @@ public:
         fetch_routing(step, ids, h, predicted != nullptr, g);
         const auto t_wait = Clock::now();
         g.synchronize();
+        await_lane();  // done: the GPU passed the combine that waited for it
         const double wait_s = seconds_since(t_wait);
+        step_k_ = k;  // (read by the lane)
 
         // 2. Pairs grouped by expert; each used expert is a hit, a CPU miss or a streamed miss.
         if (by_expert_.size() < n_expert_) by_expert_.resize(n_expert_);
@@ -220,15 +234,21 @@ public:
         const bool cpu_part = !cpu_lane_.empty();
         const bool overlap = cpu_part && (!hits_.empty() || !stream_lane_.empty() || !prefetch_hits_.empty());
         float* cpu_out = cpu_part ? host_cpu_out_.get<float>(static_cast<uint64_t>(n * e)) : nullptr;
-        double cpu_s = 0.0;
-        auto run_cpu_lane = [&] {
-            const auto t_cpu = Clock::now();
-            compute_on_cpu(L, h, weights, n, e, cpu_out, cpu);
-            cpu_s = seconds_since(t_cpu);
-        };
+        // Early combine: the combine (and what the forward queues after it) waits for the lane on
+        // the GPU, so this thread returns without waiting for it. It needs the lane's sum and the
+        // counter read through the GPU's mapping of page-locked memory (decode sizes).
+        const bool early = overlap && early_combine_ && lane_done_.device_view() != nullptr &&
+                           mapped(host_cpu_out_, static_cast<uint64_t>(n * e) * sizeof(float)) != nullptr;
+        if (cpu_part) {
+            if (early && ++lane_seq_ == 0) ++lane_seq_;  // 0 means "no counter to raise"
+            lane_job_ = LaneJob{&L, h, weights, n, e, cpu_out, &cpu, overlap, early ? lane_seq_ : 0u};
+            gpu_part_queued_.store(false, std::memory_order_relaxed);
+            lane_experts_ = cpu_lane_;
+        }
         if (overlap) {
             if (!cpu_lane_task_) cpu_lane_task_ = std::make_unique<BackgroundTask>(cpu.pool().spin_us());
-            cpu_lane_task_->start(run_cpu_lane);
+            cpu_lane_task_->start(lane_fn_);
+            lane_pending_ = true;
         }
 
         // 3. The GPU's plan: sorted pair positions, tiles of up to tile_width pairs of one slot, one launch set for the hits and one per streamed chunk.
@@ -369,6 +389,7 @@ public:
             if (L.down_bias) gpu::gpu_moe_add_expert_bias(out, step.ids, pairs, e, L.down_bias.as<float>(), g);
             chunk_counter_ += chunks;
             experts_done_.record(stream);
+            gpu_part_queued_.store(true, std::memory_order_release);
         }
         // The next layer's likely experts go up behind this layer's copies, while the link would
         // otherwise wait for the CPU lane and the next layer's routing.
@@ -381,16 +402,21 @@ public:
         // copy engine: see fetch_routing), else from a copy.
         const float* d_cpu_out = nullptr;
         if (cpu_part) {
-            if (overlap) cpu_lane_task_->wait();
-            else run_cpu_lane();
+            if (early) {
+                gpu::gpu_wait_host_word(static_cast<const uint32_t*>(lane_done_.device_view()), lane_seq_, g);
+            } else {
+                if (overlap) await_lane();
+                else run_lane(), settle_lane();
+            }
             d_cpu_out = static_cast<const float*>(mapped(host_cpu_out_, static_cast<uint64_t>(n * e) * sizeof(float)));
             if (!d_cpu_out) {
                 float* copy = dev_cpu_out_.get<float>(g.pool(), static_cast<uint64_t>(n * e));
                 g.upload(copy, cpu_out, static_cast<uint64_t>(n * e) * sizeof(float));
                 d_cpu_out = copy;
             }
+        } else {
+            lanes_.decode_feedback(!gpu_part || experts_done_.done());  // as if an empty lane ended now
         }
-        lanes_.decode_feedback(!gpu_part || experts_done_.done());
         // The GPU's experts are combined into x fused with the next block's norm, as in the
         // all-resident forward (same kernel, same bits when every expert ran on the GPU); the CPU
         // lane's sum is added in the same pass.
@@ -457,20 +483,23 @@ public:
             st.prefetched += copied_ahead;
             st.prefetch_hits += prefetch_hits_.size();
             st.prefetch_offered += prefetched_before;
+            st.lanes_awaited_by_gpu += early ? 1 : 0;
             st.bytes_cpu += cpu_lane_.size() * L.expert_bytes();
             st.seconds_wait_gpu += wait_s;
-            st.seconds_cpu += cpu_s;
             st.seconds_plan += plan_s;
-            st.cpu_expert_us = lanes_.cpu_expert_s() * 1e6;
-            st.cpu_token_us = lanes_.cpu_token_s() * 1e6;
-            st.cpu_cost_scale = lanes_.cpu_scale();
-            st.decode_cpu_share = lanes_.decode_cpu_share();
         }
-        for (int32_t x : used_) by_expert_[static_cast<size_t>(x)].clear();
+        // The lane's experts keep their pair lists until it is awaited (settle_lane).
+        for (int32_t x : used_) {
+            if (!lane_pending_ || std::find(lane_experts_.begin(), lane_experts_.end(), x) == lane_experts_.end()) {
+                by_expert_[static_cast<size_t>(x)].clear();
+            }
+        }
     }
 
-    // The experts copied ahead belong to this forward pass's steps only.
+    // The experts copied ahead belong to this forward pass's steps only; the last step's lane
+    // ends with the pass.
     void end_forward(gpu::GpuContext&) override {
+        await_lane();
         for (Prefetched& p : prefetched_) p.layer = -1, p.experts.clear();
     }
     bool predicts_next_layer() const override { return options_.prefetch > 0; }
@@ -545,6 +574,42 @@ private:
         copies_.submit(copy_stream_.handle());
         prefetch_copied_[nli & 1].record(copy_stream_.handle());
         return set.experts.size();
+    }
+
+    // The CPU lane of lane_job_: its sum into job.out, then whether the GPU's part was done by
+    // then (the lanes' feedback), then the counter the early combine waits on. Runs on the lane's
+    // thread (overlapping the GPU's part) or on the caller's.
+    void run_lane() {
+        const LaneJob& j = lane_job_;
+        const auto t0 = Clock::now();
+        compute_on_cpu(*j.layer, j.h, j.weights, j.n, j.e, j.out, *j.cpu);
+        lane_seconds_ = seconds_since(t0);
+        lane_gpu_first_ = !j.gpu_part || (gpu_part_queued_.load(std::memory_order_acquire) && experts_done_.done());
+        // x86 keeps the sum's stores before this one; the GPU reads the sum in a later kernel.
+        if (j.seq != 0) std::atomic_ref<uint32_t>(*lane_done_.as<uint32_t>()).store(j.seq, std::memory_order_release);
+    }
+    // After a lane ended: its feedback and time, and its experts' pair lists cleared.
+    void settle_lane() {
+        lanes_.decode_feedback(lane_gpu_first_);
+        if (options_.stats) {
+            std::unique_lock<std::mutex> lock;
+            if (options_.stats_mutex) lock = std::unique_lock<std::mutex>(*options_.stats_mutex);
+            GpuExpertTierStats& st = *options_.stats;
+            st.seconds_cpu += lane_seconds_;
+            st.cpu_expert_us = lanes_.cpu_expert_s() * 1e6;
+            st.cpu_token_us = lanes_.cpu_token_s() * 1e6;
+            st.cpu_cost_scale = lanes_.cpu_scale();
+            st.decode_cpu_share = lanes_.decode_cpu_share();
+        }
+        for (int32_t x : lane_experts_) by_expert_[static_cast<size_t>(x)].clear();
+        lane_experts_.clear();
+    }
+    // Waits for a lane started on the lane's thread, if one is pending, and settles it.
+    void await_lane() {
+        if (!lane_pending_) return;
+        cpu_lane_task_->wait();
+        lane_pending_ = false;
+        settle_lane();
     }
 
     // The misses' lanes (experts/miss_lanes.h): cpu_lane_ and stream_lane_ from stream_lane_.
@@ -744,6 +809,31 @@ private:
 
     GpuExpertTierOptions options_;
     std::unique_ptr<BackgroundTask> cpu_lane_task_;  // the CPU lane's thread, made at first use
+    // The CPU lane's inputs (pointers into the tiers' host buffers, valid until it is awaited).
+    struct LaneJob {
+        const TierLayer* layer = nullptr;
+        const float* h = nullptr;
+        const float* weights = nullptr;
+        int64_t n = 0, e = 0;
+        float* out = nullptr;
+        CpuContext* cpu = nullptr;
+        bool gpu_part = false;  // a GPU part runs beside it
+        uint32_t seq = 0;       // the counter value it raises lane_done_ to (early combine), or 0
+    } lane_job_;
+    std::function<void()> lane_fn_ = [this] { run_lane(); };
+    bool lane_pending_ = false;                // started on the lane's thread, not yet awaited
+    std::vector<int32_t> lane_experts_;        // its experts
+    double lane_seconds_ = 0.0;                // written by the lane, read once it is awaited
+    bool lane_gpu_first_ = false;
+    std::atomic<bool> gpu_part_queued_{false};  // experts_done_ is recorded for the lane's step
+    // Early combine (STRATA_TIERS_EARLY_COMBINE=0 turns it off, to compare): the counter in
+    // page-locked memory that the GPU waits on before the combine.
+    bool early_combine_ = [] {
+        const char* v = std::getenv("STRATA_TIERS_EARLY_COMBINE");
+        return v == nullptr || std::strcmp(v, "0") != 0;
+    }();
+    gpu::PinnedBuffer lane_done_;
+    uint32_t lane_seq_ = 0;
     int ordinal_;
     gpu::GpuStream copy_stream_;
     gpu::CopyBatch copies_;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <numeric>
 
 #include "backend/gpu/gpu_model.h"
@@ -173,6 +174,53 @@ TEST_P(GpuExpertTiersPrefetch, CopiesAheadChangeNoBits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, GpuExpertTiersPrefetch, ::testing::Values("qwen3moe", "mixtral", "qwen3next"));
+
+// The early combine (a CPU lane beside a GPU part, awaited by the GPU through a counter in
+// page-locked memory while the host queues on) computes the bits of the lane awaited by the host
+// (STRATA_TIERS_EARLY_COMBINE=0): only who waits changes. Hits on the GPU and every miss on the
+// CPU, so that every decode step has both parts.
+class GpuExpertTiersEarlyCombine : public test::GpuFixtureModel {};
+
+TEST_P(GpuExpertTiersEarlyCombine, GpuAwaitedLaneChangesNoBits) {
+    auto decode = [&](Model& m) {
+        const int64_t n = 12, vocab = m.config().n_vocab;
+        KvCache kv = m.make_kv_cache(n);
+        RecurrentState state = m.make_recurrent_state();
+        std::vector<float> out(static_cast<size_t>(n * vocab));
+        for (int32_t i = 0; i < n; ++i) {
+            const int32_t token = static_cast<int32_t>((i * 5 + 1) % vocab);
+            m.forward_with_state(Batch{&token, &i, 1, i}, kv, state, out.data() + i * vocab, LogitsFor::Last, cpu);
+        }
+        return out;
+    };
+    const TierCase c{GetParam(), 3, "cpu"};
+    GpuPlacement host_placement, gpu_placement;
+    std::vector<float> want;
+    {
+        setenv("STRATA_TIERS_EARLY_COMBINE", "0", 1);
+        auto host_awaited = load_tiered(*file, c, &host_placement, 0);
+        unsetenv("STRATA_TIERS_EARLY_COMBINE");
+        ASSERT_TRUE(host_awaited) << host_awaited.status().message();
+        want = decode(**host_awaited);
+    }
+    auto gpu_awaited = load_tiered(*file, c, &gpu_placement, 0);
+    ASSERT_TRUE(gpu_awaited) << gpu_awaited.status().message();
+    const std::vector<float> got = decode(**gpu_awaited);
+    ASSERT_EQ(got.size(), want.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i];
+    EXPECT_EQ(differ, 0u);
+    const GpuExpertTierStats& st = *gpu_placement.stats;
+    std::printf("gpu-tiers early combine %-9s: %llu layer steps, %llu lanes awaited by the GPU, %llu hits, %llu cpu\n",
+                GetParam().c_str(), static_cast<unsigned long long>(st.layer_steps),
+                static_cast<unsigned long long>(st.lanes_awaited_by_gpu), static_cast<unsigned long long>(st.hits),
+                static_cast<unsigned long long>(st.cpu_experts));
+    EXPECT_GT(st.lanes_awaited_by_gpu, 0u);
+    EXPECT_EQ(host_placement.stats->lanes_awaited_by_gpu, 0u);
+    EXPECT_GT(host_placement.stats->cpu_experts, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GpuExpertTiersEarlyCombine, ::testing::Values("qwen3moe", "qwen3next", "gptoss"));
 
 }  // namespace
 }  // namespace strata

@@ -69,6 +69,11 @@ void gpu_add(float* x, const float* y, int64_t n, GpuContext& ctx);         // x
 // expert tiers' streaming); this does not. The host reads what was written there once the stream
 // has passed this point (a synchronize or an event); what it wrote before the call is read.
 void gpu_copy_words(void* dst, const void* src, uint64_t bytes, GpuContext& ctx);
+// Work queued after this on ctx's stream waits until the 32-bit counter at `word_view` (page-locked
+// host memory seen through PinnedBuffer::device_view) reaches `value`: the host raises it (a
+// release store) when the data that work reads is ready, without waiting itself. The host's
+// thread that raises it must not depend on this stream.
+void gpu_wait_host_word(const uint32_t* word_view, uint32_t value, GpuContext& ctx);
 void gpu_add_bias(float* x, const float* bias, int64_t n_rows, int64_t n, GpuContext& ctx);
 void gpu_softmax(float* x, int64_t n_rows, int64_t n, GpuContext& ctx);     // per row, in place
 

@@ -67,6 +67,19 @@ __global__ void write_words_kernel(uint32_t* dst, const uint32_t* src, int64_t n
     }
 }
 
+// One thread polls the host's word through its mapping until the counter there reaches `value`
+// (compared modulo 2^32), so that the kernels queued after it start only then. A counter that
+// never comes is a bug of the host: after about 30 s (2^36 clock ticks) the kernel traps, which
+// the host's next runtime call reports, where spinning on would hang the process.
+__global__ void wait_host_word_kernel(const volatile uint32_t* word, uint32_t value) {
+    vendor::wait_for_previous_kernel();
+    const long long start = clock64();
+    while (static_cast<int32_t>(*word - value) < 0) {
+        if (clock64() - start > (1ll << 36)) vendor::trap();
+    }
+    __threadfence_system();
+}
+
 __global__ void add_bias_kernel(float* x, const float* bias, int64_t n_rows, int64_t n) {
     vendor::wait_for_previous_kernel();
     const int64_t total = n_rows * n;
@@ -151,6 +164,10 @@ void gpu_copy_words(void* dst, const void* src, uint64_t bytes, GpuContext& ctx)
     if (n == 0) return;
     launch_chained(ctx, write_words_kernel, elementwise_grid(n, ctx), kElemBlock, 0, static_cast<uint32_t*>(dst),
                    static_cast<const uint32_t*>(src), n);
+}
+
+void gpu_wait_host_word(const uint32_t* word_view, uint32_t value, GpuContext& ctx) {
+    launch_chained(ctx, wait_host_word_kernel, 1, 1, 0, word_view, value);
 }
 
 void gpu_add_bias(float* x, const float* bias, int64_t n_rows, int64_t n, GpuContext& ctx) {

@@ -183,6 +183,8 @@ __device__ __forceinline__ int shfl_xor(int v, int lane_mask) { return __shfl_xo
 __device__ __forceinline__ int dot4_i8(int a, int b, int c) { return __dp4a(a, b, c); }
 __device__ __forceinline__ float half_bits_to_float(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 __device__ __forceinline__ uint16_t float_to_half_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
+// Ends the kernel with an error the host's next runtime call reports (a bug, not bad input).
+__device__ __forceinline__ void trap() { __trap(); }
 
 // In a kernel queued with launch_chained, before its first access to data another kernel writes:
 // returns once the kernel before this one has finished and its writes are visible (at once when

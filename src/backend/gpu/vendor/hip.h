@@ -164,6 +164,8 @@ __device__ __forceinline__ int dot4_i8(int a, int b, int c) {
 }
 __device__ __forceinline__ float half_bits_to_float(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 __device__ __forceinline__ uint16_t float_to_half_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
+// Ends the kernel with an error the host's next runtime call reports (a bug, not bad input).
+__device__ __forceinline__ void trap() { __builtin_trap(); }
 
 // Nothing to wait for: kernels of a stream run one after the other (see vendor/cuda.h).
 __device__ __forceinline__ void wait_for_previous_kernel() {}
