@@ -31,6 +31,14 @@ bench() {  # name args...
   grep -E "placement|GPU [0-9].*layers|expert tiers|pp|tg|experts:" "$out/bench_$name.txt" | head -16
 }
 
+# strata bench -m "$model" ARGS (flags in full, --device included), logged to OUT/NAME.txt; prints
+# its result and tier lines on one line (for A/B rounds: one call per variant and round).
+bench_line() {  # name args...
+  local name=$1; shift
+  step "$name" 300 "$bin/strata" bench -m "$model" "$@"
+  echo "$name: $(grep -E '^\|.*(tg|pp)[0-9]|experts:' "$out/$name.txt" | tr -s ' ' | head -6 | tr '\n' ' ')"
+}
+
 # The BENCHMARKS.md synthetic Qwen3-30B-A3B with $layers layers into $model (extra synth flags after).
 synth_model() {
   step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" \

@@ -132,20 +132,23 @@ INSTANTIATE_TEST_SUITE_P(Models, GpuExpertTiersExact, ::testing::Values("qwen3mo
 // Decode with experts copied ahead (the next layer's router on this layer's input) computes the
 // same bits as decode that streams every miss when its layer routes: only where the copy came
 // from changes. The ring is made large enough to leave room above a step's k streamed experts.
+// Twelve one-token decode steps of tokens (i · stride + offset) mod vocabulary; every step's logits.
+std::vector<float> decode_steps(Model& m, int32_t stride, int32_t offset, CpuContext& cpu) {
+    const int64_t n = 12, vocab = m.config().n_vocab;
+    KvCache kv = m.make_kv_cache(n);
+    RecurrentState state = m.make_recurrent_state();
+    std::vector<float> out(static_cast<size_t>(n * vocab));
+    for (int32_t i = 0; i < n; ++i) {
+        const int32_t token = static_cast<int32_t>((i * stride + offset) % vocab);
+        m.forward_with_state(Batch{&token, &i, 1, i}, kv, state, out.data() + i * vocab, LogitsFor::Last, cpu);
+    }
+    return out;
+}
+
 class GpuExpertTiersPrefetch : public test::GpuFixtureModel {};
 
 TEST_P(GpuExpertTiersPrefetch, CopiesAheadChangeNoBits) {
-    auto decode = [&](Model& m) {
-        const int64_t n = 12, vocab = m.config().n_vocab;
-        KvCache kv = m.make_kv_cache(n);
-        RecurrentState state = m.make_recurrent_state();
-        std::vector<float> out(static_cast<size_t>(n * vocab));
-        for (int32_t i = 0; i < n; ++i) {
-            const int32_t token = static_cast<int32_t>((i * 7 + 3) % vocab);
-            m.forward_with_state(Batch{&token, &i, 1, i}, kv, state, out.data() + i * vocab, LogitsFor::Last, cpu);
-        }
-        return out;
-    };
+    auto decode = [&](Model& m) { return decode_steps(m, 7, 3, cpu); };
     const TierCase c{GetParam(), 0, "stream"};
     GpuPlacement plain_placement, ahead_placement;
     std::vector<float> want;
@@ -182,17 +185,7 @@ INSTANTIATE_TEST_SUITE_P(Models, GpuExpertTiersPrefetch, ::testing::Values("qwen
 class GpuExpertTiersEarlyCombine : public test::GpuFixtureModel {};
 
 TEST_P(GpuExpertTiersEarlyCombine, GpuAwaitedLaneChangesNoBits) {
-    auto decode = [&](Model& m) {
-        const int64_t n = 12, vocab = m.config().n_vocab;
-        KvCache kv = m.make_kv_cache(n);
-        RecurrentState state = m.make_recurrent_state();
-        std::vector<float> out(static_cast<size_t>(n * vocab));
-        for (int32_t i = 0; i < n; ++i) {
-            const int32_t token = static_cast<int32_t>((i * 5 + 1) % vocab);
-            m.forward_with_state(Batch{&token, &i, 1, i}, kv, state, out.data() + i * vocab, LogitsFor::Last, cpu);
-        }
-        return out;
-    };
+    auto decode = [&](Model& m) { return decode_steps(m, 5, 1, cpu); };
     const TierCase c{GetParam(), 3, "cpu"};
     GpuPlacement host_placement, gpu_placement;
     std::vector<float> want;

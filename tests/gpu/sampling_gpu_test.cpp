@@ -184,25 +184,22 @@ TEST_P(GpuSessionSampling, DeviceSamplingGeneratesWhatHostSamplingDoes) {
                                                    .repetition_penalty = 1.2f, .seed = 23}}) {
         Session host(m, SessionOptions{.n_ctx = 64, .n_batch = 8}, pool);
         Session device(m, SessionOptions{.n_ctx = 64, .n_batch = 8, .logits_on_device = true}, pool);
-        Sampler host_sampler(p), device_sampler(p);
-        std::vector<int32_t> host_tokens, device_tokens;
-        ASSERT_TRUE(host.append(prompt));
-        for (int32_t t : prompt) host_sampler.accept(t);
-        for (int step = 0; step < 10; ++step) {
-            const int32_t next = host.sample(host_sampler);
-            host_sampler.accept(next);
-            host_tokens.push_back(next);
-            ASSERT_TRUE(host.append(std::vector<int32_t>{next}));
-        }
-        ASSERT_TRUE(device.append(prompt));
-        for (int32_t t : prompt) device_sampler.accept(t);
-        for (int step = 0; step < 10; ++step) {
-            const int32_t next = device.sample(device_sampler);
-            device_sampler.accept(next);
-            device_tokens.push_back(next);
-            ASSERT_TRUE(device.append(std::vector<int32_t>{next}));
-        }
-        EXPECT_EQ(device_tokens, host_tokens) << "temperature " << p.temperature;
+        // The prompt, then ten tokens each sampled and appended.
+        const auto generate = [&](Session& session) {
+            Sampler sampler(p);
+            std::vector<int32_t> tokens;
+            EXPECT_TRUE(session.append(prompt));
+            for (int32_t t : prompt) sampler.accept(t);
+            for (int step = 0; step < 10; ++step) {
+                const int32_t next = session.sample(sampler);
+                sampler.accept(next);
+                tokens.push_back(next);
+                EXPECT_TRUE(session.append(std::vector<int32_t>{next}));
+            }
+            return tokens;
+        };
+        const std::vector<int32_t> host_tokens = generate(host);
+        EXPECT_EQ(generate(device), host_tokens) << "temperature " << p.temperature;
         // The last rows: the host session's copy and the device session's row fetched on demand.
         std::vector<float> host_row(host.logits(), host.logits() + vocab);
         std::vector<float> device_row(device.logits(), device.logits() + vocab);
