@@ -294,9 +294,9 @@ private:
     std::vector<std::unique_ptr<GpuShard>> shares_;
     std::vector<DeviceWeight> boundary_norms_;  // per share but the last: the next share's first norm
     std::vector<int64_t> kv_slot_;              // per layer: its index in its share's KV cache, or -1
-    // Per layer: its MoE router once a forward has passed it (empty: none, or one with a bias or
-    // custom routing), for predict_next_experts.
-    std::vector<DeviceWeight> seen_routers_;
+    // Per layer: its MoE router and router bias (gpt-oss) once a forward has passed it (empty:
+    // none yet), for predict_next_experts.
+    std::vector<DeviceWeight> seen_routers_, seen_router_biases_;
     std::vector<int64_t> kv_layers_per_share_;
     bool peer_access_ = false;
     bool tensor_ = false;                         // --split tensor: the shares are ranks

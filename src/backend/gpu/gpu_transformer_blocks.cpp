@@ -128,8 +128,12 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
     // tiers), so that the tiers fetch them in one copy.
     auto* ids = static_cast<int32_t*>(g.scratch(kExpertIds, static_cast<uint64_t>(pairs) * 2 * (sizeof(int32_t) + sizeof(float))));
     auto* weights = reinterpret_cast<float*>(ids + pairs);
-    if (static_cast<size_t>(layer) >= seen_routers_.size()) seen_routers_.resize(static_cast<size_t>(layer) + 1);
-    seen_routers_[static_cast<size_t>(layer)] = L.router_bias || custom_routing_ ? DeviceWeight{} : L.router;
+    if (static_cast<size_t>(layer) >= seen_routers_.size()) {
+        seen_routers_.resize(static_cast<size_t>(layer) + 1);
+        seen_router_biases_.resize(static_cast<size_t>(layer) + 1);
+    }
+    seen_routers_[static_cast<size_t>(layer)] = L.router;
+    seen_router_biases_[static_cast<size_t>(layer)] = L.router_bias;
     // One token: router, routing and plan in one launch (the tiers make their own plan).
     RoutedExperts* routed = cur_->routed();
     const bool fused_routing = n == 1 && !L.router_bias && !custom_routing_ && cur_->route_counter(layer) != nullptr;
@@ -149,7 +153,7 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
             op("moe_route", [&] { gpu_moe_route_softmax_topk(router, n, n_exp, k, normalize, ids, weights, g); });
         }
         RoutedExpertsStep step{layer, n, e, k, h, hq_, ids, weights, x, next_norm, c.rms_eps, h, hq_};
-        if (fused_routing && routed->predicts_next_layer()) predict_next_experts(layer, h, k, ids + 2 * pairs, step);
+        if (n == 1 && routed->predicts_next_layer()) predict_next_experts(layer, h, k, ids + 2 * pairs, step);
         op("routed_experts", [&] { routed->forward(step, g, cpu); });
         return;
     }
@@ -183,21 +187,34 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
 }
 
 // The experts the next MoE layer on this GPU would route this one-token h to, by its router
-// (known once a forward has passed it; plain softmax top-k routers only), into `out` (k ids, then
-// k weights) for the tiers to copy ahead. Consecutive layers' inputs differ by one block's update
-// of the residual stream, so the guess is often right.
+// (known once a forward has passed it) and its routing, into `out` (k ids, then k weights) for the
+// tiers to copy ahead. Consecutive layers' inputs differ by one block's update of the residual
+// stream, so the guess is often right. A plain softmax router takes one launch; gpt-oss's router
+// bias and DeepSeek's grouped routing (route_experts) take the product, the bias and their routing
+// as the layer itself will run them.
 void GpuTransformer::predict_next_experts(int64_t layer, const float* h, int64_t k, int32_t* out, RoutedExpertsStep& step) {
     GpuContext& g = cur_->ctx();
     for (auto next = static_cast<size_t>(layer) + 1; next < seen_routers_.size() && next < cur_->layer_end(); ++next) {
         const DeviceWeight& router = seen_routers_[next];
         if (!router) continue;
-        unsigned* counter = cur_->route_counter(static_cast<int64_t>(next));
-        if (!counter) return;
+        const DeviceWeight& bias = seen_router_biases_[next];
+        // The current layer's routing has read its logits (queued before): the slot is free.
         float* logits = g.scratch_floats(kRouter, static_cast<uint64_t>(router.ne[1]));
-        op("moe_predict_next", [&] {
-            gpu_moe_router_route_plan_single(router, h, logits, k, false, out, reinterpret_cast<float*>(out + k), kMoePlan,
-                                             counter, g);
-        });
+        auto* weights = reinterpret_cast<float*>(out + k);
+        if (bias || custom_routing_) {
+            op("moe_predict_next", [&] {
+                gpu_matmul(router, 0, h, 1, logits, g, hq_);
+                if (bias) gpu_add_bias(logits, bias.f32(), 1, router.ne[1], g);
+                if (!custom_routing_) gpu_moe_route_softmax_topk(logits, 1, router.ne[1], k, false, out, weights, g);
+            });
+            if (custom_routing_) route_experts(static_cast<int64_t>(next), logits, 1, out, weights);
+        } else {
+            unsigned* counter = cur_->route_counter(static_cast<int64_t>(next));
+            if (!counter) return;
+            op("moe_predict_next", [&] {
+                gpu_moe_router_route_plan_single(router, h, logits, k, false, out, weights, kMoePlan, counter, g);
+            });
+        }
         step.predicted_ids = out;
         step.predicted_layer = static_cast<int64_t>(next);
         return;
