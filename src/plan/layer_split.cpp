@@ -137,14 +137,14 @@ std::vector<uint32_t> split_by_capacity(const ModelInventory& inv, const ModelWe
     uint64_t need = w.dense_vram_bytes() + context_memory(cfg, req.n_ctx, req.kv_type).total() +
                     w.expert_count * w.expert_slot_bytes, all_caps = 0;
     for (size_t g = 0; g < n; ++g) {
-        need += req.vram_reserve + resident.total() - (g + 1 < n ? resident.logits : 0);
+        need += req.vram_reserve + resident.total() - (g == 0 || g + 1 == n ? 0 : resident.logits);
         all_caps += caps[g];
     }
     const Workspace ws = device_workspace(cfg, w, req.n_batch, need > all_caps && w.moe_layers > 0);
     std::vector<uint64_t> room(n);
     for (size_t g = 0; g < n; ++g) {
         const bool last = g + 1 == n;
-        const uint64_t workspace = ws.total() - (last ? 0 : ws.logits);
+        const uint64_t workspace = ws.total() - (last || g == 0 ? 0 : ws.logits);
         const uint64_t taken = req.vram_reserve + workspace + (last ? globals : 0);
         room[g] = caps[g] > taken ? caps[g] - taken : 0;
         if (room[g] == 0 && cfg.n_layer >= n) {
@@ -212,7 +212,7 @@ LayerSplit split_by_layers(const ModelInventory& inv, const ModelWeights& w, con
         const uint32_t begin = g == 0 ? 0 : firsts[g - 1];
         const uint32_t end = g + 1 == n ? cfg.n_layer : firsts[g];
         GpuShare s = plan_gpu_share(cfg, part_weights, context_memory(cfg, req.n_ctx, req.kv_type, begin, end).total(),
-                                    caps[g], req.vram_reserve, req.n_batch, g + 1 == n);
+                                    caps[g], req.vram_reserve, req.n_batch, g == 0 || g + 1 == n);
         s.name = req.split_gpus[g].name;
         s.layer_begin = begin;
         s.layer_end = std::max(begin, end);

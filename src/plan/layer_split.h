@@ -3,7 +3,8 @@
 // holds, and each GPU's VRAM planned by the same rule as a single GPU's (plan_gpu_share) for the
 // tensors of its layers. Activations of a whole batch pass from one GPU to the next; the output
 // head, its norm and the logits live on the last, and the embedding table where the one-GPU plan
-// puts it (RAM, unless it is also the output head).
+// puts it (RAM, unless it is also the output head). The logits then go back to the first GPU,
+// where the step's results are read (and sampling reduces them): it holds a logits workspace too.
 //
 //   LayerSplit split = split_by_layers(inventory, weights, request);   // request.split_gpus: 2+ GPUs
 //   split.shares[1].layer_begin;   // the first layer of the second GPU
@@ -23,7 +24,8 @@ uint64_t gpu_capacity(const DeviceMemory& gpu, uint64_t vram_budget);
 // One GPU's VRAM (ARCHITECTURE.md decision 5), for a whole model on one GPU and for one share of a
 // split alike: dense weights, context and workspaces first, then the reserve, then expert slots of
 // weights.expert_slot_bytes from the rest. Expert copy buffers only when its experts do not all fit.
-// `weights` are those on this GPU; holds_logits: it computes the output head (the last GPU).
+// `weights` are those on this GPU; holds_logits: it keeps logits rows (under a layer split, the
+// last GPU, which computes them, and the first, to which they are copied).
 GpuShare plan_gpu_share(const ModelConfig& cfg, const ModelWeights& weights, uint64_t context_bytes,
                         uint64_t capacity, uint64_t reserve, int64_t n_batch, bool holds_logits);
 

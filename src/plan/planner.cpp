@@ -248,8 +248,8 @@ void explain_split(const ModelConfig& cfg, Plan& p) {
                                 embedding_in_ram(w), budget, whole));
     } else {
         e.push_back(fmt::format("Split by layers over {} GPUs ({}): each holds its layers' dense weights, KV cache and "
-                                "expert cache, a batch's activations pass from one to the next, and the output head and "
-                                "logits are on the last{}{}.",
+                                "expert cache, a batch's activations pass from one to the next, the output head is on the "
+                                "last and the logits on the last and the first, where they are read{}{}.",
                                 p.gpu_shares.size(), req.split_at.empty() ? "by capacity" : "at --split-at",
                                 embedding_in_ram(w), budget));
     }

@@ -132,9 +132,9 @@ TEST(LayerContext, ARangeCountsItsOwnLayersAndKeepsTheHybridPattern) {
 }
 
 TEST(LayerSplit, ToyModelOneLayerEachByHand) {
-    // Layer 0: dense 13824, KV 12800, workspace 61936 less the logits and the sampling buffers
-    // beside them (8 · 100 · 4 + 2032 = 5232). Layer 1 and the head: 13824 + 6400 + 256 = 20480,
-    // KV 12800, workspace 61936. 4 experts each.
+    // Layer 0: dense 13824, KV 12800, workspace 61936 (the logits come back to the first GPU:
+    // 8 · 100 · 4, and the sampling buffers beside them, 2032). Layer 1 and the head: 13824 + 6400
+    // + 256 = 20480, KV 12800, workspace 61936. 4 experts each.
     ModelInventory inv = test::toy_inventory();
     ModelWeights w = summarize_weights(inv).value();
     PlanRequest r;
@@ -156,12 +156,12 @@ TEST(LayerSplit, ToyModelOneLayerEachByHand) {
     EXPECT_EQ(b.dense, 20480u);
     EXPECT_EQ(a.context, 12800u);
     EXPECT_EQ(b.context, 12800u);
-    EXPECT_EQ(a.workspace.logits, 0u);
-    EXPECT_EQ(a.workspace.total(), 56704u);
+    EXPECT_EQ(a.workspace.logits, 5232u);
+    EXPECT_EQ(a.workspace.total(), 61936u);
     EXPECT_EQ(b.workspace.total(), 61936u);
     EXPECT_EQ(a.expert_slots, 4u);
     EXPECT_EQ(b.expert_slots, 4u);
-    EXPECT_EQ(a.unused, (1u << 20) - 13824u - 12800u - 56704u - 4096u - 4 * 3072u);
+    EXPECT_EQ(a.unused, (1u << 20) - 13824u - 12800u - 61936u - 4096u - 4 * 3072u);
     EXPECT_TRUE(p.has_gpu);
     EXPECT_EQ(p.vram_dense, 34304u);  // the one-GPU plan's dense VRAM
     EXPECT_EQ(p.ram_dense, 6400u);    // the embedding stays in RAM
@@ -227,11 +227,12 @@ TEST(LayerSplit, TwoEqualGpusTakeHalfTheLayersEach) {
     EXPECT_EQ(a.dense + b.dense, one.vram_dense);
     EXPECT_EQ(a.context, 24 * kLayerKv);
     EXPECT_EQ(a.context, one.vram_context / 2);
-    // Everything resident: no copy buffers, and the logits only where the output head is.
+    // Everything resident: no copy buffers; logits where the output head computes them and on the
+    // first GPU, where they are copied back.
     EXPECT_EQ(a.expert_slots, 24u * 128);
     EXPECT_EQ(b.expert_slots, 24u * 128);
     EXPECT_EQ(a.workspace.expert_staging + b.workspace.expert_staging, 0u);
-    EXPECT_EQ(a.workspace.logits, 0u);
+    EXPECT_EQ(a.workspace.logits, one.vram_workspace.logits);
     EXPECT_EQ(b.workspace.logits, one.vram_workspace.logits);
     EXPECT_EQ(b.workspace.total(), one.vram_workspace.total());
     expect_sums(p);
@@ -418,7 +419,8 @@ TEST(LayerSplitRender, ABarAndAJsonEntryPerGpu) {
     EXPECT_EQ(j["gpus"][1]["layer_end"], 48u);
     EXPECT_EQ(j["gpus"][1]["dense"], p.gpu_shares[1].dense);
     EXPECT_EQ(j["gpus"][1]["expert_slots"], 16u * 128);
-    EXPECT_EQ(j["gpus"][0]["workspace"]["logits"], 0u);
+    EXPECT_EQ(j["gpus"][0]["workspace"]["logits"], p.gpu_shares[0].workspace.logits);
+    EXPECT_GT(p.gpu_shares[0].workspace.logits, 0u);
     EXPECT_EQ(j["vram"]["expert_slots"], 48u * 128);
     EXPECT_EQ(j["request"]["split_gpus"].size(), 2u);
     // One GPU: no entries.
