@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
 #include "core/check.h"
@@ -72,8 +73,16 @@ void Session::logits_written(int64_t row) {
     device_row_ = DeviceLogitsRow{model_.passes(), row};
 }
 
+void Session::check_device_row() const {
+    if (model_.passes() != device_row_.pass) {
+        throw std::logic_error("this session's logits were left on the device and a later forward pass (another "
+                               "session's) replaced them: read them (logits() or sample()) before the model's next pass");
+    }
+}
+
 const float* Session::logits() const {
     if (!host_logits_) {
+        check_device_row();
         model_.fetch_logits(device_row_, logits_.data());
         host_logits_ = true;
     }
@@ -82,6 +91,7 @@ const float* Session::logits() const {
 
 int32_t Session::sample(Sampler& sampler) {
     if (host_logits_) return sampler.sample(logits_.data(), n_vocab());
+    check_device_row();
     model_.select_candidates(device_row_, sampler.query(n_vocab()), candidates_);
     return sampler.choose(candidates_);
 }

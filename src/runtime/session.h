@@ -63,7 +63,8 @@ public:
     // How many of the first n tokens truncate(n) keeps: n, or 0 on a recurrent model.
     int64_t reusable_prefix(int64_t n) const;
 
-    // The logits after the last appended token (copied from the device first if they are there).
+    // The logits after the last appended token (copied from the device first if they are there;
+    // std::logic_error when they were left there and another session's pass has replaced them).
     const float* logits() const;
     // The next token by `sampler` from those logits: reduced where they are (Model::select_candidates
     // on the device; the host's select_candidates otherwise), chosen on the host.
@@ -79,6 +80,7 @@ public:
 
 private:
     bool device_logits() const;            // forward passes leave this session's logits on the device
+    void check_device_row() const;         // throws std::logic_error when a later pass replaced them
     void logits_written(int64_t row);      // after a pass whose `row` is this session's
 
     Model& model_;

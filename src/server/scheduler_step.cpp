@@ -148,6 +148,8 @@ void Scheduler::run_chunks() {
         }
         try {
             chunk_status_[i] = Session::append_batched(std::span(&chunks_[i], 1), step_ctx_);
+            // Its logits to the host now: the next chunk's pass replaces what a GPU keeps.
+            if (chunk_status_[i]) static_cast<void>(chunks_[i].session->logits());
         } catch (const std::exception& e) {
             chunk_status_[i] = Status::error("the engine failed: {}", e.what());
         }

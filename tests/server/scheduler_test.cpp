@@ -9,6 +9,7 @@
 
 #include "server/scheduler.h"
 #include "server_test_support.h"
+#include "support/device_rows_model.h"
 
 namespace strata::server {
 namespace {
@@ -282,6 +283,35 @@ TEST_F(SchedulerTest, AnEngineFailureInABatchedStepFailsOnlyItsRequest) {
     Outcome next = collect(*sched.submit(spec("after the failure", 4)));
     ASSERT_TRUE(next.done);
     EXPECT_EQ(next.result.outcome, TaskOutcome::Length);
+}
+
+// The same with the logits kept where a GPU model keeps them (support/device_rows_model.h): the
+// chunks retried alone are separate passes, so each one's logits must reach the host before the
+// next replaces them.
+TEST_F(SchedulerTest, AnEngineFailureWithDeviceLogitsFailsOnlyItsRequest) {
+    const int32_t poison = model_->tokenizer->encode("\x07", false, false).at(0);
+    std::string want;
+    {
+        auto sched = make(1, 4, 1024);
+        Outcome o = collect(*sched->submit(spec("steady one", 300)));
+        ASSERT_TRUE(o.done);
+        want = o.text;
+    }
+    PoisonedModel poisoned(*model_->model, poison);
+    strata::test::DeviceRowsModel device(poisoned);
+    Scheduler sched(device, *model_->tokenizer, pool_,
+                    SchedulerOptions{.n_slots = 2, .n_ctx = 1024, .n_batch = 16, .max_queue = 4}, &metrics_);
+    auto steady = sched.submit(spec("steady one", 300));
+    auto first = steady->next(30s);
+    ASSERT_TRUE(first && first->kind == TaskEvent::Kind::Text);
+    auto bad = sched.submit(spec("bad \x07 prompt", 10));
+    Outcome ob = collect(*bad);
+    Outcome os = collect(*steady);
+    ASSERT_TRUE(ob.done && os.done);
+    EXPECT_EQ(ob.result.outcome, TaskOutcome::Failed);
+    EXPECT_EQ(os.result.outcome, TaskOutcome::Length) << os.result.error;
+    EXPECT_EQ(first->text + os.text, want);
+    EXPECT_GT(poisoned.failed_fused_passes, 0) << "the failure did not happen in a batched pass";
 }
 
 TEST_F(SchedulerTest, CancellingARunningTaskStopsItAndFreesTheSlot) {
