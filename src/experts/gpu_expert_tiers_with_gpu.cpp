@@ -581,12 +581,22 @@ private:
     // thread (overlapping the GPU's part) or on the caller's.
     void run_lane() {
         const LaneJob& j = lane_job_;
+        // x86 keeps the sum's stores before this one; the GPU reads the sum in a later kernel.
+        const auto raise_counter = [&] {
+            if (j.seq != 0) std::atomic_ref<uint32_t>(*lane_done_.as<uint32_t>()).store(j.seq, std::memory_order_release);
+        };
         const auto t0 = Clock::now();
-        compute_on_cpu(*j.layer, j.h, j.weights, j.n, j.e, j.out, *j.cpu);
+        try {
+            compute_on_cpu(*j.layer, j.h, j.weights, j.n, j.e, j.out, *j.cpu);
+        } catch (...) {
+            // The GPU must not wait for a sum that will not come: it goes on (with whatever the
+            // buffer holds) and the host fails the pass when it awaits the lane (rethrown there).
+            raise_counter();
+            throw;
+        }
         lane_seconds_ = seconds_since(t0);
         lane_gpu_first_ = !j.gpu_part || (gpu_part_queued_.load(std::memory_order_acquire) && experts_done_.done());
-        // x86 keeps the sum's stores before this one; the GPU reads the sum in a later kernel.
-        if (j.seq != 0) std::atomic_ref<uint32_t>(*lane_done_.as<uint32_t>()).store(j.seq, std::memory_order_release);
+        raise_counter();
     }
     // After a lane ended: its feedback and time, and its experts' pair lists cleared.
     void settle_lane() {
@@ -607,8 +617,14 @@ private:
     // Waits for a lane started on the lane's thread, if one is pending, and settles it.
     void await_lane() {
         if (!lane_pending_) return;
-        cpu_lane_task_->wait();
         lane_pending_ = false;
+        try {
+            cpu_lane_task_->wait();  // rethrows what the lane threw
+        } catch (...) {
+            for (int32_t x : lane_experts_) by_expert_[static_cast<size_t>(x)].clear();
+            lane_experts_.clear();
+            throw;
+        }
         settle_lane();
     }
 
