@@ -19,6 +19,7 @@
 #include "op_parity.h"
 #include "runtime/select_candidates.h"
 #include "runtime/session.h"
+#include "support/generate_tokens.h"
 #include "support/sort_everything_sampler.h"
 
 #if STRATA_HAS_GPU
@@ -27,6 +28,8 @@
 
 namespace strata {
 namespace {
+
+#if STRATA_HAS_GPU
 
 // The sampler's settings the tests walk: every filter alone and together, with penalties.
 std::vector<SamplingParams> settings() {
@@ -58,8 +61,6 @@ std::vector<float> random_logits(std::mt19937& rng, int64_t n_vocab, bool coarse
 }
 
 bool by_id(const LogitCandidate& a, const LogitCandidate& b) { return a.id < b.id; }
-
-#if STRATA_HAS_GPU
 
 class GpuSampling : public test::GpuOpTest {
 protected:
@@ -184,22 +185,8 @@ TEST_P(GpuSessionSampling, DeviceSamplingGeneratesWhatHostSamplingDoes) {
                                                    .repetition_penalty = 1.2f, .seed = 23}}) {
         Session host(m, SessionOptions{.n_ctx = 64, .n_batch = 8}, pool);
         Session device(m, SessionOptions{.n_ctx = 64, .n_batch = 8, .logits_on_device = true}, pool);
-        // The prompt, then ten tokens each sampled and appended.
-        const auto generate = [&](Session& session) {
-            Sampler sampler(p);
-            std::vector<int32_t> tokens;
-            EXPECT_TRUE(session.append(prompt));
-            for (int32_t t : prompt) sampler.accept(t);
-            for (int step = 0; step < 10; ++step) {
-                const int32_t next = session.sample(sampler);
-                sampler.accept(next);
-                tokens.push_back(next);
-                EXPECT_TRUE(session.append(std::vector<int32_t>{next}));
-            }
-            return tokens;
-        };
-        const std::vector<int32_t> host_tokens = generate(host);
-        EXPECT_EQ(generate(device), host_tokens) << "temperature " << p.temperature;
+        const std::vector<int32_t> host_tokens = test::generate_tokens(host, p, prompt, 10);
+        EXPECT_EQ(test::generate_tokens(device, p, prompt, 10), host_tokens) << "temperature " << p.temperature;
         // The last rows: the host session's copy and the device session's row fetched on demand.
         std::vector<float> host_row(host.logits(), host.logits() + vocab);
         std::vector<float> device_row(device.logits(), device.logits() + vocab);

@@ -13,6 +13,7 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "support/device_rows_model.h"
+#include "support/generate_tokens.h"
 #include "support/testdata.h"
 
 namespace strata {
@@ -44,23 +45,10 @@ TEST_F(SessionDeviceLogits, SamplesWhatTheHostLogitsSample) {
     for (const SamplingParams& p : {SamplingParams{.temperature = 0.0f}, SamplingParams{.seed = 9},
                                     SamplingParams{.temperature = 1.2f, .top_k = 0, .top_p = 0.9f,
                                                    .repetition_penalty = 1.3f, .seed = 4}}) {
-        const auto generate = [&](Session& s) {
-            Sampler sampler(p);
-            std::vector<int32_t> tokens;
-            EXPECT_TRUE(s.append(prompt));
-            for (int32_t t : prompt) sampler.accept(t);
-            for (int i = 0; i < 8; ++i) {
-                const int32_t next = s.sample(sampler);
-                sampler.accept(next);
-                tokens.push_back(next);
-                EXPECT_TRUE(s.append(std::vector<int32_t>{next}));
-            }
-            return tokens;
-        };
         Session host(*model_, SessionOptions{.n_ctx = 64, .n_batch = 5}, pool_);
         Session device(*device_, device_options(), pool_);
-        const std::vector<int32_t> want = generate(host);
-        EXPECT_EQ(generate(device), want) << "temperature " << p.temperature;
+        const std::vector<int32_t> want = test::generate_tokens(host, p, prompt, 8);
+        EXPECT_EQ(test::generate_tokens(device, p, prompt, 8), want) << "temperature " << p.temperature;
         const std::vector<float> host_row(host.logits(), host.logits() + host.n_vocab());
         const std::vector<float> device_row(device.logits(), device.logits() + device.n_vocab());
         EXPECT_EQ(device_row, host_row);
