@@ -647,21 +647,21 @@ private:
         const auto t0 = Clock::now();
         const int64_t ff = L.host.gate.ne[1];
         const int64_t rows = static_cast<int64_t>(cpu_pairs_);
-        float* gathered = cpu_gather_.get(static_cast<size_t>(rows * e));
         float* gate = cpu_gate_.get(static_cast<size_t>(rows * ff));
         float* up = cpu_up_.get(static_cast<size_t>(rows * ff));
         float* down = cpu_down_.get(static_cast<size_t>(rows * e));
+        // The jobs name their tokens' rows of h (one quantized copy of the batch for all experts).
+        cpu_tokens_.resize(static_cast<size_t>(rows));
         gate_up_jobs_.clear(), down_jobs_.clear();
         int64_t row = 0;
         for (int32_t x : cpu_lane_) {
             const auto& list = by_expert_[static_cast<size_t>(x)];
             const int64_t m = static_cast<int64_t>(list.size());
-            for (int64_t i = 0; i < m; ++i) {
-                const int64_t token = list[static_cast<size_t>(i)] / step_k_;
-                std::memcpy(gathered + (row + i) * e, h + token * e, static_cast<size_t>(e) * sizeof(float));
-            }
-            gate_up_jobs_.push_back({&L.host.gate, x, gathered + row * e, m, gate + row * ff});
-            gate_up_jobs_.push_back({&L.host.up, x, gathered + row * e, m, up + row * ff});
+            for (int64_t i = 0; i < m; ++i)
+                cpu_tokens_[static_cast<size_t>(row + i)] = static_cast<int32_t>(list[static_cast<size_t>(i)] / step_k_);
+            const int32_t* tokens = cpu_tokens_.data() + row;
+            gate_up_jobs_.push_back({&L.host.gate, x, h, m, gate + row * ff, tokens, n});
+            gate_up_jobs_.push_back({&L.host.up, x, h, m, up + row * ff, tokens, n});
             down_jobs_.push_back({&L.host.down, x, gate + row * ff, m, down + row * e});
             row += m;
         }
@@ -888,6 +888,7 @@ private:
     std::vector<uint32_t> residents_, used_ids_, streamed_ids_;
     std::vector<LaunchSet> sets_;
     std::vector<MatmulJob> gate_up_jobs_, down_jobs_;
+    std::vector<int32_t> cpu_tokens_;  // the token of each of the CPU lane's pairs
     PinnedArray host_ids_, host_h_, host_plan_, host_cpu_out_;
     DeviceArray dev_plan_, dev_gate_, dev_up_, dev_out_, dev_cpu_out_, dev_gate_q8_;
     struct FloatScratch {
@@ -896,7 +897,7 @@ private:
             if (buffer.size() < count * sizeof(float)) buffer = AlignedBuffer(count * sizeof(float) * 5 / 4);
             return reinterpret_cast<float*>(buffer.data());
         }
-    } cpu_gather_, cpu_gate_, cpu_up_, cpu_down_;
+    } cpu_gate_, cpu_up_, cpu_down_;
 };
 
 }  // namespace

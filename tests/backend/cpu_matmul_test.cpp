@@ -3,7 +3,8 @@
 // takes: the multi-row kernel (quant/cpu/dot_rows.h) for a row block's second and later tokens
 // of the types that have one, the single-row loop otherwise. Covered: row
 // counts that end in a partial 16-row block, one and several tokens, a matrix of a stacked expert
-// tensor, and the grouped path with jobs that share their input (MoE gate/up) or not.
+// tensor, the grouped path with jobs that share their input (MoE gate/up) or not, and jobs that
+// name their tokens' rows of a shared input (the routed experts).
 
 #include <gtest/gtest.h>
 
@@ -129,6 +130,41 @@ TEST_P(CpuMatmul, GroupedJobsSameBitsAsAlone) {
     want.push_back(reference(other.w, 0, x[1], tokens[1]));
     cpu_matmul_grouped(jobs, ctx);
     for (size_t j = 0; j < jobs.size(); ++j) expect_same_bits(y[j], want[j], "job " + std::to_string(j));
+}
+
+TEST_P(CpuMatmul, JobsNamingRowsSameBitsAsCopiedRows) {
+    // As the routed experts read the batch: each job names its tokens' rows of one shared input
+    // (in any order, a row more than once) instead of a gathered copy; a Q8_0 job names rows too.
+    const TensorType type = GetParam();
+    std::mt19937 rng(41);
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    CpuContext ctx(pool);
+    const int64_t n_in = 512, n_out = 37, n_tokens = 5;
+    const TestWeight gate = make_weight(type, n_in, n_out, 3, rng);
+    const TestWeight other = make_weight(TensorType::Q8_0, n_in, 19, 1, rng);
+    const std::vector<float> x = random_input(n_in, n_tokens, rng);
+    const std::vector<std::vector<int32_t>> rows = {{3}, {0, 4, 1}, {2, 2}, {4, 3, 2, 1, 0}};
+    std::vector<std::vector<float>> y, want;
+    std::vector<MatmulJob> jobs;
+    y.reserve(rows.size() + 1);
+    for (size_t j = 0; j <= rows.size(); ++j) {
+        const std::vector<int32_t>& r = rows[j % rows.size()];
+        const auto m = static_cast<int64_t>(r.size());
+        const TestWeight& w = j < rows.size() ? gate : other;
+        std::vector<float> copied;
+        for (int32_t t : r) copied.insert(copied.end(), x.begin() + t * n_in, x.begin() + (t + 1) * n_in);
+        want.push_back(reference(w.w, j < rows.size() ? static_cast<int64_t>(j % 3) : 0, copied, m));
+        y.emplace_back(static_cast<size_t>(w.w.ne[1] * m), -1.0f);
+        jobs.push_back(MatmulJob{&w.w, j < rows.size() ? static_cast<int64_t>(j % 3) : 0, x.data(), m, y.back().data(),
+                                 r.data(), n_tokens});
+    }
+    cpu_matmul_grouped(jobs, ctx);
+    for (size_t j = 0; j < jobs.size(); ++j) expect_same_bits(y[j], want[j], "job " + std::to_string(j));
+
+    const int32_t outside[] = {0, static_cast<int32_t>(n_tokens)};
+    const MatmulJob bad{&gate.w, 0, x.data(), 2, y[0].data(), outside, n_tokens};
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(cpu_matmul_grouped(std::span<const MatmulJob>(&bad, 1), ctx), "matmul input row outside its input");
 }
 
 std::string type_name(const ::testing::TestParamInfo<TensorType>& info) {

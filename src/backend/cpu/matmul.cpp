@@ -7,6 +7,7 @@
 
 #include "quant/cpu/dot_kernels.h"
 #include "quant/cpu/dot_rows.h"
+#include "quant/cpu/quantize_activation.h"
 #include "quant/traits.h"
 
 namespace strata {
@@ -26,6 +27,8 @@ struct PreparedJob {
     DotFn dot;
     DotRowsFn dot_rows;         // null: no multi-row kernel for the type
     int64_t n_in, n_out, n_tokens;
+    const int32_t* x_rows;      // null: token t is activation row t
+    QuantizeRowFn quantize;     // x's rows to the dot type (unset for F32 dots)
     float* y;
     int64_t first_block;        // index of this job's first row block in the shared range
 };
@@ -39,6 +42,9 @@ struct GroupedScratch {
     std::vector<std::pair<size_t, int64_t>> rows_to_quantize;
 };
 
+// Rows of x a job reads from: all of them are quantized, once for every job naming the same x.
+int64_t input_rows(const MatmulJob& job) { return job.x_rows ? job.x_count : job.n_tokens; }
+
 GroupedScratch& grouped_scratch() {
     thread_local GroupedScratch scratch;
     return scratch;
@@ -50,7 +56,7 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
     GroupedScratch& scratch = grouped_scratch();
     std::vector<PreparedJob>& prepared = scratch.prepared;
     prepared.assign(jobs.size(), PreparedJob{});
-    // Which job first quantized each distinct (input, dot type, tokens); later ones reuse it.
+    // Which job first quantized each distinct (input, dot type, rows); later ones reuse it.
     std::vector<size_t>& act_owner = scratch.act_owner;
     act_owner.assign(jobs.size(), 0);
     uint64_t act_bytes_total = 0;
@@ -73,8 +79,13 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
         p.n_out = w.ne[1];
         p.n_tokens = job.n_tokens;
         p.y = job.y;
+        p.x_rows = job.x_rows;
         p.first_block = blocks;
         blocks += job.n_tokens > 0 ? (p.n_out + kRowBlock - 1) / kRowBlock : 0;
+        if (job.x_rows) {
+            for (int64_t t = 0; t < job.n_tokens; ++t)
+                STRATA_CHECK(job.x_rows[t] >= 0 && job.x_rows[t] < job.x_count, "matmul input row outside its input");
+        }
         if (q.dot_type == TensorType::F32) {
             p.act = reinterpret_cast<const uint8_t*>(job.x);
             p.act_row_bytes = static_cast<uint64_t>(p.n_in) * sizeof(float);
@@ -82,9 +93,10 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
             continue;
         }
         p.act_row_bytes = tensor_type_info(q.dot_type)->row_bytes(static_cast<uint64_t>(p.n_in));
+        p.quantize = cpu_quantize_activation(q.dot_type);
         act_owner[j] = j;
         for (size_t k = 0; k < j; ++k) {
-            if (act_owner[k] == k && jobs[k].x == job.x && jobs[k].n_tokens == job.n_tokens &&
+            if (act_owner[k] == k && jobs[k].x == job.x && input_rows(jobs[k]) == input_rows(job) &&
                 quant_traits(jobs[k].w->type).dot_type == q.dot_type && prepared[k].n_in == p.n_in) {
                 act_owner[j] = k;
                 break;
@@ -92,7 +104,7 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
         }
         if (act_owner[j] == j) {
             act_offset[j] = act_bytes_total;
-            act_bytes_total += p.act_row_bytes * static_cast<uint64_t>(job.n_tokens);
+            act_bytes_total += p.act_row_bytes * static_cast<uint64_t>(input_rows(job));
         }
     }
 
@@ -102,14 +114,13 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
     rows_to_quantize.clear();
     for (size_t j = 0; j < jobs.size(); ++j) {
         if (act_owner[j] != j) continue;
-        for (int64_t t = 0; t < jobs[j].n_tokens; ++t) rows_to_quantize.emplace_back(j, t);
+        for (int64_t t = 0; t < input_rows(jobs[j]); ++t) rows_to_quantize.emplace_back(j, t);
     }
     const auto quantize_rows = [&](int64_t r0, int64_t r1, int) {
         for (int64_t r = r0; r < r1; ++r) {
             auto [j, t] = rows_to_quantize[static_cast<size_t>(r)];
             const PreparedJob& p = prepared[j];
-            const QuantizeRowFn quantize = quant_traits(quant_traits(jobs[j].w->type).dot_type).quantize_row;
-            quantize(jobs[j].x + t * p.n_in, act_buf + act_offset[j] + static_cast<uint64_t>(t) * p.act_row_bytes, p.n_in);
+            p.quantize(jobs[j].x + t * p.n_in, act_buf + act_offset[j] + static_cast<uint64_t>(t) * p.act_row_bytes, p.n_in);
         }
     };
     // A few rows (a decode step's expert inputs: k rows of a few thousand values, a microsecond
@@ -137,7 +148,7 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
             const PreparedJob& p = prepared[j];
             const int64_t o0 = (b - p.first_block) * kRowBlock, o1 = std::min(p.n_out, o0 + kRowBlock);
             for (int64_t t = 0; t < p.n_tokens; ++t) {
-                const uint8_t* a = p.act + static_cast<uint64_t>(t) * p.act_row_bytes;
+                const uint8_t* a = p.act + static_cast<uint64_t>(p.x_rows ? p.x_rows[t] : t) * p.act_row_bytes;
                 float* yt = p.y + t * p.n_out;
                 if (t > 0 && p.dot_rows) {
                     // Same bits as the loop below (quant/cpu/dot_rows.h). The first token streamed

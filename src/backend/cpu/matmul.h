@@ -23,12 +23,19 @@ void cpu_matmul(const Weight& w, int64_t matrix_index, const float* x, int64_t n
 // shared out together, so small products (q/k/v, the gate and up matrices of each selected
 // expert) cost one synchronization instead of one each — at batch 1 that synchronization, not
 // the arithmetic, would dominate. Jobs with the same input and dot type quantize it once.
+//
+// A job may read its tokens as a selection of x's rows (x_rows, x_count): the routed experts of
+// a MoE layer each take some of the batch's tokens, and naming the rows instead of copying them
+// out lets every expert share one quantized copy of the batch (at batch 1, one quantization of
+// the token instead of one per selected expert).
 struct MatmulJob {
     const Weight* w;
     int64_t matrix_index;
-    const float* x;
+    const float* x;      // x_rows null: n_tokens rows; else x_count rows
     int64_t n_tokens;
-    float* y;
+    float* y;            // n_tokens rows
+    const int32_t* x_rows = nullptr;  // token t reads row x_rows[t] of x (each in [0, x_count))
+    int64_t x_count = 0;
 };
 void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx);
 

@@ -50,7 +50,7 @@ public:
 
 private:
     // h = norm(x); x += shared(h) + Σ routed(h). Both read h, which stays in kNormed: the
-    // shared expert uses kGate/kUp/kProj, the routed pass kGather/kGate/kUp/kExpertOut.
+    // shared expert uses kGate/kUp/kProj, the routed pass kGate/kUp/kExpertOut.
     void moe_block(const Deepseek2Layer& L, float* x, int64_t n, MoeExpertSource* expert_source, CpuContext& ctx) {
         using namespace block_slots;
         const ModelConfig& c = config_;
@@ -68,14 +68,14 @@ private:
             float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(n * ff));
             float* up = ctx.scratch_floats(kUp, static_cast<size_t>(n * ff));
             float* out = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
-            cpu_matmul(L.gate_sh, 0, h, n, gate, ctx);
-            cpu_matmul(L.up_sh, 0, h, n, up, ctx);
+            const MatmulJob gate_up[] = {{&L.gate_sh, 0, h, n, gate}, {&L.up_sh, 0, h, n, up}};
+            cpu_matmul_grouped(gate_up, ctx);
             cpu_swiglu(gate, up, n * ff);
             cpu_matmul(L.down_sh, 0, gate, n, out, ctx);
             cpu_add(x, out, n * e);
         }
         const RoutedExpertWeights experts{m.gate_exps, m.up_exps, m.down_exps, {}, {}, {}};
-        apply_routed_experts(experts, ExpertActivation::SwiGlu, h, e, routed_, x, ctx, expert_source);
+        apply_routed_experts(experts, ExpertActivation::SwiGlu, h, n, e, routed_, x, ctx, expert_source);
     }
 
     Deepseek2Weights w_;

@@ -95,7 +95,7 @@ private:
         route_topk_softmax(logits, n, c.n_expert, c.n_expert_used, routed_);
         const RoutedExpertWeights experts{L.moe_ffn.gate_exps, L.moe_ffn.up_exps, L.moe_ffn.down_exps,
                                           L.gate_bias, L.up_bias, L.down_bias};
-        apply_routed_experts(experts, ExpertActivation::GptOssClampedSwiGlu, h, e, routed_, x, ctx, expert_source);
+        apply_routed_experts(experts, ExpertActivation::GptOssClampedSwiGlu, h, n, e, routed_, x, ctx, expert_source);
     }
 
     Weight token_embd_, output_norm_, output_;

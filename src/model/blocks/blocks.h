@@ -109,7 +109,7 @@ namespace block_slots {
 constexpr int kNormed = CpuContext::kFirstFreeSlot;
 constexpr int kQ = kNormed + 1, kK = kNormed + 2, kV = kNormed + 3, kAttnOut = kNormed + 4, kProj = kNormed + 5;
 constexpr int kGate = kNormed + 6, kUp = kNormed + 7;
-constexpr int kRouter = kNormed + 8, kGather = kNormed + 9, kExpertOut = kNormed + 10;
+constexpr int kRouter = kNormed + 8, kExpertOut = kNormed + 9;
 }  // namespace block_slots
 
 }  // namespace strata

@@ -158,46 +158,86 @@ void apply_expert_activation(ExpertActivation act, float* gate, const float* up,
     else clamped_swiglu(gate, up, n);
 }
 
-void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, const float* h, int64_t n_embd,
-                          const ExpertAssignments& routed, float* x, CpuContext& ctx, MoeExpertSource* source) {
+namespace {
+
+// apply_routed_experts' working storage, kept per thread from call to call (no allocation once
+// a step of the same size has run).
+struct ExpertPassScratch {
+    std::vector<int64_t> tokens_per_expert;
+    std::vector<int32_t> rows;  // the token of each (expert, token) pair, grouped by expert
+    std::vector<MatmulJob> gate_up_jobs, down_jobs;
+};
+
+ExpertPassScratch& expert_pass_scratch() {
+    thread_local ExpertPassScratch scratch;
+    return scratch;
+}
+
+}  // namespace
+
+// Every (token, expert) pair gets a row of the gate, up and expert-output buffers, grouped by
+// expert so that each expert's matrices are read once per batch. All gate/up products run in
+// one grouped pass over the thread pool, then all down products in another: at batch 1 the
+// synchronizations, not the arithmetic, would otherwise dominate. The jobs name their tokens'
+// rows of h rather than copies of them, so the batch is quantized once for all experts.
+void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, const float* h, int64_t n_tokens,
+                          int64_t n_embd, const ExpertAssignments& routed, float* x, CpuContext& ctx,
+                          MoeExpertSource* source) {
     using namespace block_slots;
     const int64_t e = n_embd, ff = w.gate_exps.ne[1];
-    int64_t max_m = 0;
-    for (const auto& list : routed) max_m = std::max<int64_t>(max_m, static_cast<int64_t>(list.size()));
-    float* gathered = ctx.scratch_floats(kGather, static_cast<size_t>(max_m * e));
-    float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(max_m * ff));
-    float* up = ctx.scratch_floats(kUp, static_cast<size_t>(max_m * ff));
-    float* out = ctx.scratch_floats(kExpertOut, static_cast<size_t>(max_m * e));
-    // The source identifies the layer by its stacked tensors (the MoeFfnWeights view), as for
-    // moe_ffn_block; norm and router are not part of this pass.
+    ExpertPassScratch& s = expert_pass_scratch();
+    int64_t pairs = 0;
+    for (const auto& list : routed) pairs += static_cast<int64_t>(list.size());
+    float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(pairs * ff));
+    float* up = ctx.scratch_floats(kUp, static_cast<size_t>(pairs * ff));
+    float* out = ctx.scratch_floats(kExpertOut, static_cast<size_t>(pairs * e));
+    s.rows.resize(static_cast<size_t>(pairs));  // sized before the jobs point into it
+    // The source identifies the layer by its stacked tensors (the MoeFfnWeights view); norm and
+    // router are not part of this pass.
     MoeFfnWeights layer;
     if (source) {
         layer.gate_exps = w.gate_exps, layer.up_exps = w.up_exps, layer.down_exps = w.down_exps;
-        std::vector<int64_t> tokens_per_expert(routed.size());
-        for (size_t ex = 0; ex < routed.size(); ++ex) tokens_per_expert[ex] = static_cast<int64_t>(routed[ex].size());
-        source->begin_step(layer, tokens_per_expert);
+        s.tokens_per_expert.resize(routed.size());
+        for (size_t ex = 0; ex < routed.size(); ++ex) s.tokens_per_expert[ex] = static_cast<int64_t>(routed[ex].size());
+        source->begin_step(layer, s.tokens_per_expert);
     }
+    s.gate_up_jobs.clear(), s.down_jobs.clear();
+    int64_t row = 0;
     for (int64_t ex = 0; ex < static_cast<int64_t>(routed.size()); ++ex) {
         const auto& list = routed[static_cast<size_t>(ex)];
         if (list.empty()) continue;
         const int64_t m = static_cast<int64_t>(list.size());
-        for (int64_t i = 0; i < m; ++i) std::copy_n(h + list[static_cast<size_t>(i)].first * e, e, gathered + i * e);
+        for (int64_t i = 0; i < m; ++i) s.rows[static_cast<size_t>(row + i)] = static_cast<int32_t>(list[static_cast<size_t>(i)].first);
+        const int32_t* tokens = s.rows.data() + row;
         const MoeExpertMatrices mx = source ? source->matrices(ex) : MoeExpertMatrices{&w.gate_exps, &w.up_exps, &w.down_exps, ex};
-        cpu_matmul(*mx.gate, mx.index, gathered, m, gate, ctx);
-        cpu_matmul(*mx.up, mx.index, gathered, m, up, ctx);
-        if (w.gate_bias) cpu_add_bias(gate, w.gate_bias.f32() + ex * ff, m, ff);
-        if (w.up_bias) cpu_add_bias(up, w.up_bias.f32() + ex * ff, m, ff);
-        apply_expert_activation(act, gate, up, m * ff);
-        cpu_matmul(*mx.down, mx.index, gate, m, out, ctx);
-        if (w.down_bias) cpu_add_bias(out, w.down_bias.f32() + ex * e, m, e);
-        for (int64_t i = 0; i < m; ++i) {
-            const auto [t, weight] = list[static_cast<size_t>(i)];
-            float* xt = x + t * e;
-            const float* o = out + i * e;
-            for (int64_t d = 0; d < e; ++d) xt[d] += weight * o[d];
+        s.gate_up_jobs.push_back({mx.gate, mx.index, h, m, gate + row * ff, tokens, n_tokens});
+        s.gate_up_jobs.push_back({mx.up, mx.index, h, m, up + row * ff, tokens, n_tokens});
+        s.down_jobs.push_back({mx.down, mx.index, gate + row * ff, m, out + row * e});
+        row += m;
+    }
+    cpu_matmul_grouped(s.gate_up_jobs, ctx);
+    if (w.gate_bias || w.up_bias) {
+        row = 0;
+        for (int64_t ex = 0; ex < static_cast<int64_t>(routed.size()); ++ex) {
+            const int64_t m = static_cast<int64_t>(routed[static_cast<size_t>(ex)].size());
+            if (w.gate_bias) cpu_add_bias(gate + row * ff, w.gate_bias.f32() + ex * ff, m, ff);
+            if (w.up_bias) cpu_add_bias(up + row * ff, w.up_bias.f32() + ex * ff, m, ff);
+            row += m;
         }
     }
-    if (source) source->end_step();
+    apply_expert_activation(act, gate, up, pairs * ff);
+    cpu_matmul_grouped(s.down_jobs, ctx);
+    if (source) source->end_step();  // the expert matrices are no longer read
+    row = 0;
+    for (int64_t ex = 0; ex < static_cast<int64_t>(routed.size()); ++ex) {
+        for (const auto& [t, weight] : routed[static_cast<size_t>(ex)]) {
+            if (w.down_bias) cpu_add_bias(out + row * e, w.down_bias.f32() + ex * e, 1, e);
+            float* xt = x + t * e;
+            const float* o = out + row * e;
+            for (int64_t d = 0; d < e; ++d) xt[d] += weight * o[d];
+            ++row;
+        }
+    }
 }
 
 }  // namespace strata

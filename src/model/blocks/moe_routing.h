@@ -6,7 +6,7 @@
 //   ExpertAssignments routed;
 //   route_grouped(logits, n_tokens, GroupedRouting{...}, routed);     // DeepSeek-V3
 //   route_topk_softmax(logits, n_tokens, n_expert, k, routed);         // gpt-oss
-//   apply_routed_experts(experts, ExpertActivation::SwiGlu, h, n_embd, routed, x, ctx);
+//   apply_routed_experts(experts, ExpertActivation::SwiGlu, h, n_tokens, n_embd, routed, x, ctx);
 
 #include <cstdint>
 #include <utility>
@@ -64,9 +64,10 @@ void apply_expert_activation(ExpertActivation act, float* gate, const float* up,
 
 // x[t] += Σ_e weight(t, e) · expert_e(h[t]) for the assignments; h: n_tokens rows of n_embd.
 // With a source (the batch's MoeExpertSource: the routing counter of `strata profile`, the expert
-// tiers), it is told the step's routing and says where each expert's matrices are read from, as
-// in moe_ffn_block; the biases stay those of w.
-void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, const float* h, int64_t n_embd,
-                          const ExpertAssignments& routed, float* x, CpuContext& ctx, MoeExpertSource* source = nullptr);
+// tiers), it is told the step's routing and says where each expert's matrices are read from; the
+// biases stay those of w. Every MoE block ends here (moe_ffn_block after its softmax routing).
+void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, const float* h, int64_t n_tokens,
+                          int64_t n_embd, const ExpertAssignments& routed, float* x, CpuContext& ctx,
+                          MoeExpertSource* source = nullptr);
 
 }  // namespace strata
