@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cpu/swiglu_kernels.h"
+#include "quant/cpu/cpu_features.h"
+
 namespace strata {
 
 void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out) {
@@ -42,6 +45,11 @@ void cpu_rope(float* x, int64_t n_tokens, int64_t n_head, const RopeParams& p, c
 }
 
 void cpu_swiglu(float* gate, const float* up, int64_t n) {
+    static const bool avx2 = cpu_simd_level() >= SimdLevel::Avx2;
+    if (avx2) {
+        swiglu_avx2(gate, up, n);
+        return;
+    }
     for (int64_t i = 0; i < n; ++i) {
         const float g = gate[i];
         gate[i] = g / (1.0f + std::exp(-g)) * up[i];
