@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# CPU decode (8-layer synthetic Qwen3-30B-A3B) at 16 and 8 threads and the GPU's CPU lane (48
+# layers, every expert in RAM; 10 GiB budget): the previous commit's binary (base/) against this
+# one (new/), and within new/ the claim/prefetch scheme turned off by its experiment switches.
+source "$(dirname "$0")/device_common.sh" "$@"
+base=$bin/../base/bin/strata
+[[ -x $base ]] || base=/tmp/base/bin/strata
+model=MODEL
+layers=8 synth_model
+cat "$model" > /dev/null
+run() {  # name binary threads env...
+  local name=$1 exe=$2 t=$3; shift 3
+  step "$name" 200 env "$@" "$exe" bench -m "$model" --device cpu -t "$t" -p 0 -n 64 -r 3
+  echo "$name: $(grep -E '^\|.*tg[0-9]|bandwidth' "$out/$name.txt" | sed 's/(.*MiB)//' | tr -s ' ' | tr '\n' ' ')"
+}
+for r in 1 2 3; do
+  run t16_base_r$r "$base" 16
+  run t16_new_r$r "$bin/strata" 16
+  run t16_noclaim_r$r "$bin/strata" 16 STRATA_X_MAXCLAIM=1 STRATA_X_PF_BYTES=0
+  run t16_fixed4_r$r "$bin/strata" 16 STRATA_X_GUIDED=0
+done
+for r in 1 2; do
+  run t8_base_r$r "$base" 8
+  run t8_new_r$r "$bin/strata" 8
+done
+rm -f "$model"
+model=MODEL
+layers=48 synth_model
+gpu() {  # name env...
+  local name=$1; shift
+  step "$name" 300 env "$@" "$bin/strata" bench -m "$model" --device gpu -p 0 -n 128 -r 2 $args
+  echo "$name: $(grep -E '^\|.*(tg|pp)[0-9]|experts:' "$out/$name.txt" | tr -s ' ' | head -6 | tr '\n' ' ')"
+}
+for r in 1 2 3; do
+  args="--expert-slots 0"
+  gpu ram_new_r$r STRATA_X_GUIDED=1
+  gpu ram_noclaim_r$r STRATA_X_MAXCLAIM=1 STRATA_X_PF_BYTES=0
+done
+for r in 1 2; do
+  args="--vram-budget 10GiB"
+  gpu b10_new_r$r STRATA_X_GUIDED=1
+  gpu b10_noclaim_r$r STRATA_X_MAXCLAIM=1 STRATA_X_PF_BYTES=0
+done
+tar -C "$out" -czf /tmp/logs.tar.gz . && rm -f "$out"/*.txt && mv /tmp/logs.tar.gz "$out/"
