@@ -65,11 +65,13 @@ struct GpuExpertTierStats {
 };
 
 // How many experts a decode step copies ahead for the next layer by default (--expert-prefetch).
-// Measured on the H200 with the synthetic Qwen3-30B-A3B (8 of 128 experts a token), tg128, two
-// alternated rounds: every expert in RAM 61.7 / 62.4 tok/s with 2, 63.3 / 67.8 with 4 (3: 65.2 /
-// 67.7; 6 was slower: 59.8), 10 GiB 134.0 / 147.0 against 135.0 / 150.3, 16 GiB 152.3 against
-// 174.5 (one round); bench/results/2026-11-30-final/.
-inline constexpr uint32_t kDefaultExpertPrefetch = 4;
+// Experts copied ahead go by the link, so the count also caps the CPU lane's share of the misses:
+// once the CPU lane streamed experts ~1.5x faster, 3 beat 4. Measured on the H200 with the
+// synthetic Qwen3-30B-A3B (8 of 128 experts a token), tg128, alternated rounds: every expert in
+// RAM 83.5 / 78.4 tok/s with 3 against 79.6 / 75.0 with 4 (2: 78.7 / 78.3, 5: 71.2 / 70.6,
+// 6: 60.9 / 60.3), 10 GiB 148.0 / 153.1 against 143.3 / 142.3, 16 GiB 171.5 / 175.3 against
+// 176.0 / 167.6; bench/results/2026-11-30-cpu-prefetch/.
+inline constexpr uint32_t kDefaultExpertPrefetch = 3;
 
 struct GpuExpertTierOptions {
     uint64_t cache_slots = 0;    // VRAM cache slots (the memory plan's vram_expert_slots)
