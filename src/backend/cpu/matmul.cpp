@@ -14,7 +14,6 @@ namespace strata {
 
 namespace {
 
-
 // Rows are handed out in blocks so a block of weight rows stays in cache while it meets every
 // token of the job. A thread claims up to kMaxClaimBlocks blocks at once (at most kClaimBytes of
 // weights, so that they stay in L2 for the later tokens): the first token streams a claim from
@@ -28,15 +27,15 @@ constexpr uint64_t kClaimBytes = 256 * 1024;
 // While the first token streams a claim, each row's dot is preceded by a software prefetch of
 // the row kPrefetchBytes ahead (and a claim's first kPrefetchBytes are requested at once). The
 // L2 streamer on Intel cores stops at every 4 KiB page and must see misses to restart, so one
-// core's stream alone keeps too few lines in flight; with the window, 16 Xeon threads streamed
-// experts 1.1-1.3x faster (bench/results/2026-11-30-cpu-prefetch/).
+// core's stream alone keeps too few lines in flight. With the window and the longer claims, 16
+// Xeon threads decoded 1.3-1.4x faster (bench/results/2026-11-30-cpu-prefetch/).
 constexpr uint64_t kPrefetchBytes = 2048;
 constexpr int64_t kQuantizeInlineValues = 16384;
 
 struct PreparedJob {
     const uint8_t* weights;     // first row of the matrix
     uint64_t weight_row_bytes;
-    const uint8_t* act;         // activations in the dot type, n_tokens rows
+    const uint8_t* act;         // activations in the dot type, input_rows(job) rows
     uint64_t act_row_bytes;
     DotFn dot;
     DotRowsFn dot_rows;         // null: no multi-row kernel for the type
@@ -79,7 +78,8 @@ void compute_rows(const PreparedJob& p, int64_t o0, int64_t o1) {
         if (t > 0 && p.dot_rows) {
             // Same bits as the loop below (quant/cpu/dot_rows.h). In cache, four rows per pass
             // over the activation run faster (streamed from DRAM they would run slower: four
-            // row streams interleaved in each page defeat the hardware prefetchers).
+            // row streams interleaved in each page defeat the hardware prefetchers, and a
+            // software prefetch of the next four rows measured 2x slower still on a Zen core).
             p.dot_rows(rows, p.weight_row_bytes, a, p.n_in, o1 - o0, yt + o0);
             continue;
         }
