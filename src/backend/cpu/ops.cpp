@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "backend/cpu/swiglu_kernels.h"
 #include "quant/cpu/cpu_features.h"
@@ -23,24 +24,51 @@ void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n
     }
 }
 
-void cpu_rope(float* x, int64_t n_tokens, int64_t n_head, const RopeParams& p, const int32_t* positions) {
+namespace {
+
+// Rotates the first rope_dims of each of n_head heads of one token's row by the angles whose
+// cosines and sines are c and s.
+void rotate_heads(float* x, int64_t n_head, const RopeParams& p, const float* c, const float* s) {
     const int64_t half = p.rope_dims / 2;
+    for (int64_t h = 0; h < n_head; ++h) {
+        float* head = x + h * p.head_dim;
+        for (int64_t i = 0; i < half; ++i) {
+            // Normal pairs neighbours (2i, 2i+1); Neox pairs the two halves (i, i + d/2).
+            const int64_t a = p.style == RopeStyle::Normal ? 2 * i : i;
+            const int64_t b = p.style == RopeStyle::Normal ? 2 * i + 1 : i + half;
+            const float x0 = head[a], x1 = head[b];
+            head[a] = x0 * c[i] - x1 * s[i];
+            head[b] = x0 * s[i] + x1 * c[i];
+        }
+    }
+}
+
+}  // namespace
+
+void cpu_rope(float* x, int64_t n_tokens, int64_t n_head, const RopeParams& p, const int32_t* positions) {
+    cpu_rope_qk(x, n_head, nullptr, 0, n_tokens, p, positions);
+}
+
+void cpu_rope_qk(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t n_tokens, const RopeParams& p,
+                 const int32_t* positions) {
+    const auto half = static_cast<size_t>(p.rope_dims / 2);
+    // Per call, not per token: base^(-2i/d) (HF's inv_freq, in double); per token, the angles'
+    // cosines and sines once for q and k.
+    thread_local std::vector<double> inv_freq;
+    thread_local std::vector<float> cs;
+    inv_freq.resize(half);
+    cs.resize(2 * half);
+    for (size_t i = 0; i < half; ++i)
+        inv_freq[i] = std::pow(static_cast<double>(p.base), -2.0 * static_cast<double>(i) / static_cast<double>(p.rope_dims));
     for (int64_t t = 0; t < n_tokens; ++t) {
         const double pos = positions[t];
-        for (int64_t i = 0; i < half; ++i) {
-            // theta_i = pos * base^(-2i/d), as HF's inv_freq; computed in double, applied in float.
-            const double theta = pos * std::pow(static_cast<double>(p.base), -2.0 * static_cast<double>(i) / static_cast<double>(p.rope_dims));
-            const float c = static_cast<float>(std::cos(theta)), s = static_cast<float>(std::sin(theta));
-            for (int64_t h = 0; h < n_head; ++h) {
-                float* head = x + (t * n_head + h) * p.head_dim;
-                // Normal pairs neighbours (2i, 2i+1); Neox pairs the two halves (i, i + d/2).
-                const int64_t a = p.style == RopeStyle::Normal ? 2 * i : i;
-                const int64_t b = p.style == RopeStyle::Normal ? 2 * i + 1 : i + half;
-                const float x0 = head[a], x1 = head[b];
-                head[a] = x0 * c - x1 * s;
-                head[b] = x0 * s + x1 * c;
-            }
+        for (size_t i = 0; i < half; ++i) {
+            const double theta = pos * inv_freq[i];  // computed in double, applied in float
+            cs[i] = static_cast<float>(std::cos(theta));
+            cs[half + i] = static_cast<float>(std::sin(theta));
         }
+        rotate_heads(q + t * n_head_q * p.head_dim, n_head_q, p, cs.data(), cs.data() + half);
+        if (k) rotate_heads(k + t * n_head_k * p.head_dim, n_head_k, p, cs.data(), cs.data() + half);
     }
 }
 

@@ -23,6 +23,10 @@ struct RopeParams {
 // Rotates, in place, the first rope_dims of each of n_head heads of each token, by the token's
 // position. x: n_tokens rows of n_head * head_dim.
 void cpu_rope(float* x, int64_t n_tokens, int64_t n_head, const RopeParams& p, const int32_t* positions);
+// The same rotation of q (n_head_q heads a row) and k (n_head_k heads a row; may be null) at the
+// same positions, with each angle's cosine and sine computed once for both.
+void cpu_rope_qk(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t n_tokens, const RopeParams& p,
+                 const int32_t* positions);
 
 // gate[i] = silu(gate[i]) * up[i]
 void cpu_swiglu(float* gate, const float* up, int64_t n);

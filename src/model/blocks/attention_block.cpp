@@ -31,8 +31,7 @@ void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x
     if (w.k_norm) cpu_rms_norm(k, w.k_norm.f32(), n * cfg.n_head_kv, cfg.head_dim_k, cfg.rms_eps, k);
 
     RopeParams rope{cfg.rope_style, cfg.head_dim_k, cfg.rope_dims, cfg.rope_base};
-    cpu_rope(q, n, cfg.n_head, rope, batch.positions);
-    cpu_rope(k, n, cfg.n_head_kv, rope, batch.positions);
+    cpu_rope_qk(q, cfg.n_head, k, cfg.n_head_kv, n, rope, batch.positions);
 
     float* attn = ctx.scratch_floats(kAttnOut, static_cast<size_t>(n * cfg.n_head * cfg.head_dim_v));
     AttentionParams ap{cfg.n_head, cfg.n_head_kv, cfg.head_dim_k, cfg.head_dim_v,

@@ -43,8 +43,7 @@ void gated_attention_block(const GatedAttentionWeights& w, const ModelConfig& cf
     cpu_rms_norm(q, w.q_norm.f32(), n * n_head, hd, cfg.rms_eps, q);
     cpu_rms_norm(k, w.k_norm.f32(), n * cfg.n_head_kv, hd, cfg.rms_eps, k);
     const RopeParams rope{cfg.rope_style, hd, cfg.rope_dims, cfg.rope_base};
-    cpu_rope(q, n, n_head, rope, batch.positions);
-    cpu_rope(k, n, cfg.n_head_kv, rope, batch.positions);
+    cpu_rope_qk(q, n_head, k, cfg.n_head_kv, n, rope, batch.positions);
 
     float* attn = ctx.scratch_floats(kCore, static_cast<size_t>(n * n_head * cfg.head_dim_v));
     AttentionParams ap;
