@@ -65,9 +65,9 @@ serve_load() {  # name [serve args...]
   kill "$serve_pid"; wait "$serve_pid" 2> /dev/null
 }
 
-describe_machine() {  # GPU, memory and cores, to OUT/machine.txt
-  (env -u LD_LIBRARY_PATH nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; free -g; nproc) \
-    > "$out/machine.txt" 2>&1
+describe_machine() {  # GPU, memory, cores and their caches, to OUT/machine.txt
+  (env -u LD_LIBRARY_PATH nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; free -g; nproc
+   lscpu | grep -E '^(Model name|Socket|Core|Thread|NUMA node\(s\)|L1d|L2|L3)') > "$out/machine.txt" 2>&1
 }
 
 out=${1:?usage: OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] ...}

@@ -58,12 +58,22 @@ nlohmann::ordered_json tier_delta(const GpuExpertTierStats& a, const GpuExpertTi
              b.prefetch_offered > a.prefetch_offered
                  ? static_cast<double>(b.prefetch_hits - a.prefetch_hits) / static_cast<double>(b.prefetch_offered - a.prefetch_offered)
                  : 0.0},
+            // Experts a CPU lane read into cache ahead of their layer (warming), per token, and
+            // the share of those whose layer came that its CPU lane then computed.
+            {"warmed_per_token", static_cast<double>(b.warmed_experts - a.warmed_experts) / tokens},
+            {"warm_used",
+             b.warm_offered > a.warm_offered
+                 ? static_cast<double>(b.warm_used - a.warm_used) / static_cast<double>(b.warm_offered - a.warm_offered)
+                 : 0.0},
             {"admissions_per_token", static_cast<double>(b.admissions - a.admissions) / tokens},
             {"streamed_mb_per_token", static_cast<double>(b.bytes_streamed - a.bytes_streamed) / tokens / 1e6},
             {"cpu_mb_per_token", static_cast<double>(b.bytes_cpu - a.bytes_cpu) / tokens / 1e6},
             {"ms_wait_gpu_per_token", (b.seconds_wait_gpu - a.seconds_wait_gpu) * 1e3 / tokens},
             {"ms_cpu_experts_per_token", (b.seconds_cpu - a.seconds_cpu) * 1e3 / tokens},
             {"ms_host_plan_per_token", (b.seconds_plan - a.seconds_plan) * 1e3 / tokens},
+            {"ms_lane_to_routing_per_token", (b.seconds_lane_to_routing - a.seconds_lane_to_routing) * 1e3 / tokens},
+            {"ms_routing_to_lane_per_token", (b.seconds_routing_to_lane - a.seconds_routing_to_lane) * 1e3 / tokens},
+            {"ms_lane_wake_per_token", (b.seconds_lane_wake - a.seconds_lane_wake) * 1e3 / tokens},
             {"decode_cpu_share", b.decode_cpu_share},
             {"cpu_expert_us", b.cpu_expert_us}};
 }
@@ -207,12 +217,23 @@ int run_bench(const BenchOptions& o) {
                 ahead > 0 ? fmt::format(" (copied ahead {:.1f}%; {:.0f}% of the copies made ahead used)", 100 * ahead,
                                         100 * tiers["ahead_used"].get<double>())
                           : "";
-            fmt::print("|               | experts: hit {:.1f}%, CPU {:.1f}%, streamed {:.1f}%{}; per token: GPU wait {:.2f} ms, "
+            const double warmed = tiers["warmed_per_token"].get<double>();
+            const std::string warm_note =
+                warmed > 0 ? fmt::format(", {:.1f} read into cache ahead ({:.0f}% of those then computed by the CPU)", warmed,
+                                         100 * tiers["warm_used"].get<double>())
+                           : "";
+            fmt::print("|               | experts: hit {:.1f}%, CPU {:.1f}%{}, streamed {:.1f}%{}; per token: GPU wait {:.2f} ms, "
                        "CPU experts {:.2f} ms, host {:.2f} ms, {:.1f} MB streamed |\n",
-                       100 * tiers["hit_rate"].get<double>(), 100 * tiers["cpu_share"].get<double>(),
+                       100 * tiers["hit_rate"].get<double>(), 100 * tiers["cpu_share"].get<double>(), warm_note,
                        100 * tiers["streamed_share"].get<double>(), ahead_note, tiers["ms_wait_gpu_per_token"].get<double>(),
                        tiers["ms_cpu_experts_per_token"].get<double>(), tiers["ms_host_plan_per_token"].get<double>(),
                        tiers["streamed_mb_per_token"].get<double>());
+        }
+        if (!o.json && !tiers.is_null() && tiers["ms_lane_to_routing_per_token"].get<double>() > 0) {
+            fmt::print("|               | between CPU lanes, per token: lane end → next routing {:.2f} ms, routing → lane "
+                       "start {:.2f} ms, start → first instruction {:.2f} ms |\n",
+                       tiers["ms_lane_to_routing_per_token"].get<double>(), tiers["ms_routing_to_lane_per_token"].get<double>(),
+                       tiers["ms_lane_wake_per_token"].get<double>());
         }
         if (!o.json && !profile.rows.empty()) profile.print(name);
     };

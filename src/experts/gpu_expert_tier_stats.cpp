@@ -21,9 +21,15 @@ void GpuExpertTierStats::add_window(const GpuExpertTierStats& before, const GpuE
     prefetch_offered += after.prefetch_offered - before.prefetch_offered;
     prefetch_hits += after.prefetch_hits - before.prefetch_hits;
     lanes_awaited_by_gpu += after.lanes_awaited_by_gpu - before.lanes_awaited_by_gpu;
+    warmed_experts += after.warmed_experts - before.warmed_experts;
+    warm_offered += after.warm_offered - before.warm_offered;
+    warm_used += after.warm_used - before.warm_used;
     seconds_wait_gpu += after.seconds_wait_gpu - before.seconds_wait_gpu;
     seconds_cpu += after.seconds_cpu - before.seconds_cpu;
     seconds_plan += after.seconds_plan - before.seconds_plan;
+    seconds_lane_to_routing += after.seconds_lane_to_routing - before.seconds_lane_to_routing;
+    seconds_routing_to_lane += after.seconds_routing_to_lane - before.seconds_routing_to_lane;
+    seconds_lane_wake += after.seconds_lane_wake - before.seconds_lane_wake;
     cpu_expert_us = after.cpu_expert_us;
     cpu_token_us = after.cpu_token_us;
     cpu_cost_scale = after.cpu_cost_scale;

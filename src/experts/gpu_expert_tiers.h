@@ -50,10 +50,17 @@ struct GpuExpertTierStats {
     uint64_t prefetch_offered = 0; // ... of those, ones whose layer came (a step looked at them)
     uint64_t prefetch_hits = 0;    // ... and used by it (counted in streamed_experts too)
     uint64_t lanes_awaited_by_gpu = 0;  // CPU lanes whose sum the GPU waited for (early combine)
+    uint64_t warmed_experts = 0;   // experts a CPU lane read into cache for the next layer
+    uint64_t warm_offered = 0;     // ... of those, ones whose layer came (a step looked at them)
+    uint64_t warm_used = 0;        // ... and that step's CPU lane computed
     double seconds_wait_gpu = 0;   // host waiting for the GPU's routing (the GPU's share of a layer)
     double seconds_cpu = 0;        // host computing CPU experts (overlaps the GPU and the copies)
     double seconds_plan = 0;       // host bookkeeping: grouping, decisions, plan upload, launches (runs
                                    // while the CPU lane computes, when the GPU has a part too)
+    // The serial path between a decode step's CPU lanes (overlapped runs only): from a lane's end
+    // to the next layer's routing on the host, from the routing to the next lane's start call,
+    // and from that call to the lane's first instruction.
+    double seconds_lane_to_routing = 0, seconds_routing_to_lane = 0, seconds_lane_wake = 0;
     double cpu_expert_us = 0;      // the CPU cost model: one expert, one token (measured at the first step)
     double cpu_token_us = 0;       // ... each further token of the same expert
     double cpu_cost_scale = 1;     // ... times this correction learnt from the steps since

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "backend/gpu/gpu_ops.h"
 #include "core/aligned_buffer.h"
 #include "core/background_task.h"
+#include "experts/cache_warmer.h"
 #include "experts/expert_policy.h"
 #include "experts/expert_store.h"
 #include "experts/gpu_expert_tiers.h"
@@ -155,6 +157,7 @@ public:
         owner_.assign(n_slots, -1);
         for (uint64_t s = 0; s < staging_count_; ++s) staging_.push_back(static_cast<int32_t>(cache_count_ + s));
 
+        if (const char* v = std::getenv("STRATA_TIERS_WARM"); v && std::strcmp(v, "read") == 0) warmer_.set_demote(false);
         if (lane_done_.allocate(64, &error)) *lane_done_.as<uint32_t>() = 0;
         else early_combine_ = false;  // the lane is then awaited on the host, as before
         pin_file(summary);
@@ -199,8 +202,18 @@ public:
         fetch_routing(step, ids, h, predicted != nullptr, g);
         const auto t_wait = Clock::now();
         g.synchronize();
+        const auto t_routed = Clock::now();
+        const bool lane_was_pending = lane_pending_;
         await_lane();  // done: the GPU passed the combine that waited for it
         const double wait_s = seconds_since(t_wait);
+        // The serial path between two lanes (decode's limit when most experts miss): from the
+        // last lane's end to this routing on the host (the GPU's combine, attention and router,
+        // and the trip back), and from the last lane's start call to its first instruction.
+        double lane_to_routing_s = 0, lane_wake_s = 0;
+        if (lane_was_pending) {
+            lane_to_routing_s = std::max(0.0, std::chrono::duration<double>(t_routed - lane_end_).count());
+            lane_wake_s = std::max(0.0, std::chrono::duration<double>(lane_begin_ - lane_started_).count());
+        }
         step_k_ = k;  // (read by the lane)
 
         // 2. Pairs grouped by expert; each used expert is a hit, a CPU miss or a streamed miss.
@@ -242,11 +255,13 @@ public:
         if (cpu_part) {
             if (early && ++lane_seq_ == 0) ++lane_seq_;  // 0 means "no counter to raise"
             lane_job_ = LaneJob{&L, h, weights, n, e, cpu_out, &cpu, overlap, early ? lane_seq_ : 0u};
+            warm_ready_.store(false, std::memory_order_relaxed);  // plan_warm() below may set it
             gpu_part_queued_.store(false, std::memory_order_relaxed);
             lane_experts_ = cpu_lane_;
         }
         if (overlap) {
             if (!cpu_lane_task_) cpu_lane_task_ = std::make_unique<BackgroundTask>(cpu.pool().spin_us());
+            lane_started_ = Clock::now();
             cpu_lane_task_->start(lane_fn_);
             lane_pending_ = true;
         }
@@ -394,7 +409,10 @@ public:
         // The next layer's likely experts go up behind this layer's copies, while the link would
         // otherwise wait for the CPU lane and the next layer's routing.
         const uint64_t copied_ahead = predicted ? copy_ahead(step, predicted, li) : 0;
+        // The lane, once its sum is done, reads the next layer's likely CPU experts into cache.
+        const uint64_t warmed = predicted && lane_pending_ ? plan_warm(step, predicted, li) : 0;
         const double plan_s = seconds_since(t_start) - wait_s;
+        const double routing_to_lane_s = lane_pending_ ? std::chrono::duration<double>(lane_started_ - t_routed).count() : 0.0;
 
         // 5. The CPU part (started above, or run here when it is the only part), while the GPU
         // computes and the copies run.
@@ -484,9 +502,15 @@ public:
             st.prefetch_hits += prefetch_hits_.size();
             st.prefetch_offered += prefetched_before;
             st.lanes_awaited_by_gpu += early ? 1 : 0;
+            st.warmed_experts += warmed;
+            st.warm_offered += warm_offered_;
+            st.warm_used += warm_used_;
             st.bytes_cpu += cpu_lane_.size() * L.expert_bytes();
             st.seconds_wait_gpu += wait_s;
             st.seconds_plan += plan_s;
+            st.seconds_lane_to_routing += lane_to_routing_s;
+            st.seconds_routing_to_lane += routing_to_lane_s;
+            st.seconds_lane_wake += lane_wake_s;
         }
         // The lane's experts keep their pair lists until it is awaited (settle_lane).
         for (int32_t x : used_) {
@@ -576,6 +600,38 @@ private:
         return set.experts.size();
     }
 
+    // The experts of the next layer the lane reads into cache after its sum (decode, with the
+    // lane running on its thread): the predicted ones (best first) that are neither cached nor
+    // copied ahead, as many as the CPU's share of the misses is likely to take. Returns their
+    // count; the lane sees them once warm_ready_ is set.
+    uint64_t plan_warm(const gpu::RoutedExpertsStep& step, const int32_t* predicted, int64_t li) {
+        const auto next = static_cast<size_t>(step.predicted_layer);
+        if (!warm_enabled_ || next >= layer_index_.size() || layer_index_[next] != li + 1) return 0;
+        const int64_t nli = li + 1;
+        const Prefetched& ahead = prefetched_[nli & 1];
+        const int64_t copied = ahead.layer == nli ? static_cast<int64_t>(ahead.experts.size()) : 0;
+        const auto want = static_cast<size_t>(std::lround(lanes_.expected_decode_cpu_share() * static_cast<double>(step.k - copied)));
+        warmed_.clear();
+        for (int64_t j = 0; j < step.k && warmed_.size() < want; ++j) {
+            const int32_t x = predicted[j];
+            if (x < 0 || static_cast<uint32_t>(x) >= n_expert_ || slot_of_[id(nli, x)] >= 0) continue;
+            if (ahead.layer == nli && std::any_of(ahead.experts.begin(), ahead.experts.end(),
+                                                  [&](const auto& a) { return a.first == x; })) continue;
+            warmed_.push_back(x);
+        }
+        warmed_layer_ = warmed_.empty() ? -1 : nli;
+        if (warmed_.empty()) return 0;
+        const TierLayer& N = layers_[static_cast<size_t>(nli)];
+        warmer_.clear();
+        for (int32_t x : warmed_) {
+            warmer_.add(N.host.gate.matrix(x), N.gate_bytes);
+            warmer_.add(N.host.up.matrix(x), N.up_bytes);
+            warmer_.add(N.host.down.matrix(x), N.down_bytes);
+        }
+        warm_ready_.store(true, std::memory_order_release);
+        return warmed_.size();
+    }
+
     // The CPU lane of lane_job_: its sum into job.out, then whether the GPU's part was done by
     // then (the lanes' feedback), then the counter the early combine waits on. Runs on the lane's
     // thread (overlapping the GPU's part) or on the caller's.
@@ -586,6 +642,7 @@ private:
             if (j.seq != 0) std::atomic_ref<uint32_t>(*lane_done_.as<uint32_t>()).store(j.seq, std::memory_order_release);
         };
         const auto t0 = Clock::now();
+        lane_begin_ = t0;
         try {
             compute_on_cpu(*j.layer, j.h, j.weights, j.n, j.e, j.out, *j.cpu);
         } catch (...) {
@@ -597,6 +654,9 @@ private:
         lane_seconds_ = seconds_since(t0);
         lane_gpu_first_ = !j.gpu_part || (gpu_part_queued_.load(std::memory_order_acquire) && experts_done_.done());
         raise_counter();
+        lane_end_ = Clock::now();
+        // Until the next step needs the lane (await_lane stops it): the next layer's likely experts.
+        if (warm_ready_.load(std::memory_order_acquire)) warmer_.run(j.cpu->pool());
     }
     // After a lane ended: its feedback and time, and its experts' pair lists cleared.
     void settle_lane() {
@@ -618,6 +678,7 @@ private:
     void await_lane() {
         if (!lane_pending_) return;
         lane_pending_ = false;
+        warmer_.stop();
         try {
             cpu_lane_task_->wait();  // rethrows what the lane threw
         } catch (...) {
@@ -632,10 +693,19 @@ private:
     void choose_cpu_lane(const TierLayer& L, int64_t li) {
         misses_.clear();
         for (int32_t x : stream_lane_) {
-            misses_.push_back({x, static_cast<int64_t>(by_expert_[static_cast<size_t>(x)].size()), policy_->heat(id(li, x))});
+            // An expert the last lane read into cache is the CPU's first choice: the coldest heat.
+            const bool warm = warmed_layer_ == li && std::find(warmed_.begin(), warmed_.end(), x) != warmed_.end();
+            const double heat = warm ? std::numeric_limits<double>::lowest() : policy_->heat(id(li, x));
+            misses_.push_back({x, static_cast<int64_t>(by_expert_[static_cast<size_t>(x)].size()), heat});
         }
         const MissSplit& split = lanes_.split(misses_, L.expert_bytes());
         cpu_lane_ = split.cpu;
+        warm_offered_ = warmed_layer_ == li ? warmed_.size() : 0;
+        warm_used_ = 0;
+        if (warmed_layer_ == li) {
+            for (int32_t x : cpu_lane_) warm_used_ += std::count(warmed_.begin(), warmed_.end(), x);
+        }
+        warmed_layer_ = -1;
         stream_lane_ = split.streamed;
         cpu_pairs_ = 0;
         for (int32_t x : cpu_lane_) cpu_pairs_ += by_expert_[static_cast<size_t>(x)].size();
@@ -840,6 +910,7 @@ private:
     bool lane_pending_ = false;                // started on the lane's thread, not yet awaited
     std::vector<int32_t> lane_experts_;        // its experts
     double lane_seconds_ = 0.0;                // written by the lane, read once it is awaited
+    Clock::time_point lane_started_, lane_begin_, lane_end_;  // start call; the lane's first and last moments
     bool lane_gpu_first_ = false;
     std::atomic<bool> gpu_part_queued_{false};  // experts_done_ is recorded for the lane's step
     // Early combine (STRATA_TIERS_EARLY_COMBINE=0 turns it off, to compare): the counter in
@@ -850,6 +921,18 @@ private:
     }();
     gpu::PinnedBuffer lane_done_;
     uint32_t lane_seq_ = 0;
+    // Warming (plan_warm; STRATA_TIERS_WARM=0 turns it off and =read keeps the lines where they
+    // were read, to compare): what the lane reads after
+    // its sum, set up by the step thread while the lane runs and published by warm_ready_.
+    bool warm_enabled_ = [] {
+        const char* v = std::getenv("STRATA_TIERS_WARM");
+        return v == nullptr || std::strcmp(v, "0") != 0;
+    }();
+    CacheWarmer warmer_;
+    std::atomic<bool> warm_ready_{false};
+    std::vector<int32_t> warmed_;  // experts of layer warmed_layer_ (-1: none) the lane read
+    int64_t warmed_layer_ = -1;
+    uint64_t warm_offered_ = 0, warm_used_ = 0;  // this step: warmed experts it found, and gave the lane
     int ordinal_;
     gpu::GpuStream copy_stream_;
     gpu::CopyBatch copies_;

@@ -59,6 +59,11 @@ public:
     void cpu_feedback(double seconds);
 
     double decode_cpu_share() const { return decode_cpu_share_; }
+    // The share of a decode step's misses the CPU is expected to take: the feedback's share, or
+    // all or none when the mode forces a lane.
+    double expected_decode_cpu_share() const {
+        return mode_ == "cpu" ? 1.0 : mode_ == "stream" ? 0.0 : decode_cpu_share_;
+    }
     double cpu_scale() const { return cpu_scale_; }
     double cpu_expert_s() const { return cpu_expert_s_; }
     double cpu_token_s() const { return cpu_token_s_; }

@@ -33,6 +33,11 @@ TEST(MissLanes, ForcedLanes) {
         EXPECT_TRUE(c.streamed.empty());
         EXPECT_FALSE(c.decode_like);
     }
+    // What the CPU lane is expected to take of a decode step's misses (what it reads ahead).
+    EXPECT_EQ(stream.expected_decode_cpu_share(), 0.0);
+    EXPECT_EQ(cpu.expected_decode_cpu_share(), 1.0);
+    MissLanes lanes("auto");
+    EXPECT_EQ(lanes.expected_decode_cpu_share(), lanes.decode_cpu_share());
 }
 
 // Decode-like steps: the share (0.5 at first) of the misses goes to the CPU, coldest first.
