@@ -154,7 +154,7 @@ int run_bench(const BenchOptions& o) {
     auto model = load_model_on(*file, *compute);
     if (!model) return report_failure("bench", model.status().message());
     const ModelConfig& cfg = (*model)->config();
-    ThreadPool pool(ThreadPool::Options{.threads = o.threads, .spin_us = o.spin_us});
+    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, *placement), .spin_us = o.spin_us});
     std::mt19937 rng(42);
     std::uniform_int_distribution<int32_t> any_token(0, static_cast<int32_t>(cfg.n_vocab) - 1);
 

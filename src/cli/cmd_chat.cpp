@@ -49,7 +49,7 @@ int run_chat(const ChatOptions& o) {
     }
     SamplingParams sp = o.sampling.params();
     if (Status s = sp.validate(); !s) return report_failure("chat", s.message());
-    ThreadPool pool(ThreadPool::Options{.threads = o.threads});
+    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, placed->placement)});
     Session session(*lm->model, SessionOptions{.n_ctx = o.n_ctx, .logits_on_device = true}, pool);
     const Tokenizer& tok = *lm->tokenizer;
 

@@ -31,7 +31,7 @@ int run_perplexity(const PerplexityCliOptions& o) {
     LoadedModel* lm = placed->loaded.get();
     const Tokenizer& tok = *lm->tokenizer;
     const std::vector<int32_t> ids = tok.encode(*text, /*add_bos=*/false, /*parse_special=*/false);
-    ThreadPool pool(ThreadPool::Options{.threads = o.threads});
+    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, placed->placement)});
     PerplexityOptions popt;
     popt.ctx = o.ctx;
     popt.n_batch = o.n_batch;

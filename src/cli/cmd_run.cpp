@@ -67,7 +67,7 @@ int run_generate(RunOptions o) {
         fmt::print(stderr, "\n");
     }
 
-    ThreadPool pool(ThreadPool::Options{.threads = o.threads});
+    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, placed->placement)});
     Session session(*lm->model, SessionOptions{.n_ctx = o.n_ctx, .n_batch = o.n_batch, .logits_on_device = true}, pool);
     const auto t0 = std::chrono::steady_clock::now();
     if (Status s = session.append(ids); !s) return report_failure("run", s.message());

@@ -147,7 +147,7 @@ int run_serve(const ServeOptions& o) {
                    loaded.status().message());
     } else {
         model = std::move(*loaded);
-        pool = std::make_unique<ThreadPool>(ThreadPool::Options{.threads = o.threads});
+        pool = std::make_unique<ThreadPool>(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, *placement)});
         scheduler = std::make_unique<server::Scheduler>(
             *model->model, *model->tokenizer, *pool,
             server::SchedulerOptions{.n_slots = o.slots, .n_ctx = o.n_ctx, .n_batch = o.n_batch, .max_queue = o.max_queue},
