@@ -24,6 +24,7 @@
 #include "model/tensor_roles.h"
 #include "runtime/memory_bandwidth.h"
 #include "runtime/session.h"
+#include "runtime/weights_load.h"
 
 namespace strata::cli {
 namespace {
@@ -143,7 +144,7 @@ uint64_t kv_bytes_per_token(uint64_t per_position, int64_t n_gen, int64_t depth)
 int run_bench(const BenchOptions& o) {
     auto compute = o.device.options();
     if (!compute) return report_failure("bench", compute.status().message());
-    auto file = GgufFile::open(o.model, {}, compute->weights_in_memory ? GgufLoad::Memory : GgufLoad::Map);
+    auto file = GgufFile::open(o.model, {}, gguf_load_for(*compute, o.model));
     if (!file) return report_failure("bench", file.status().message());
     if (o.gpu_profile) gpu::enable_op_profiling(true);  // before loading: the model reads it once
     int64_t n_ctx = 1;

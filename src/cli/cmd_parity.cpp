@@ -11,6 +11,7 @@
 #include "cli/device_flags.h"
 #include "cli/tier_flags.h"
 #include "model/parity.h"
+#include "runtime/weights_load.h"
 
 namespace strata::cli {
 namespace {
@@ -58,7 +59,7 @@ int run_parity_command(ParityOptions o) {
             STRATA_ASSIGN_OR_RETURN(GpuPlacement p, o.tiers.place(f, opts, 4096, 512));
             placement = std::make_shared<GpuPlacement>(std::move(p));
             return load_model_on(f, opts);
-        }, compute->weights_in_memory ? GgufLoad::Memory : GgufLoad::Map);
+        }, gguf_load_for(*compute, o.model));
         if (!r) return report_failure("parity", r.status().message());
         if (placement && placement->tiered && !o.json) {
             std::lock_guard lock(*placement->stats_mutex);

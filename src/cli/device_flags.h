@@ -7,7 +7,8 @@
 // CPU; any N > 0 puts every layer on the GPU — per-layer offload comes with the hybrid placement
 // work. When a GPU is chosen, one line on stderr says which card and why. `--kv-type f16|f32|q8_0`
 // sets the KV cache's element type wherever the model runs.
-// `--load memory` reads the model file into RAM on huge pages instead of mapping it.
+// `--load memory` reads the model file into RAM on huge pages instead of mapping it; `--load auto`
+// (the default) does so when the model runs on the CPU and fits (runtime/weights_load.h).
 // `--gpus all|LIST` with `--split layer` (the default when two or more GPUs are listed) splits
 // the model's layers over several GPUs, each planned with its own memory (runtime/gpu_placement.h);
 // `--split-at 24` (or 16,32) fixes the first layer of the second (third...) GPU instead of
@@ -49,7 +50,7 @@ struct DeviceFlags {
     std::string gpus;            // --gpus: empty, "all" or a list
     std::string split = "auto";  // --split: auto (layer with several GPUs), none, layer, tensor
     std::string split_at;        // --split-at: comma-separated first layers of GPUs 2..n
-    std::string load = "mmap";   // --load: mmap or memory (gguf/reader.h)
+    std::string load = "auto";   // --load: auto, mmap or memory (runtime/weights_load.h)
 
     void add_to(CLI::App& app) {
         app.add_option("--gpus", gpus,
@@ -66,8 +67,10 @@ struct DeviceFlags {
         app.add_option("--gpu", gpu, "Deprecated: use --device N (runtime ordinal), --device pci:BUS-ID or --device UUID");
         app.add_option("--kv-type", kv_type, "KV cache type: f16, f32 or q8_0")->capture_default_str();
         app.add_option("--load", load,
-                       "How the model file is read: mmap (mapped, shared with the page cache) or memory (read into "
-                       "RAM on huge pages: faster CPU decode, costs the read and unshared RAM)")
+                       "How the model file is read: mmap (mapped, shared with the page cache), memory (read into "
+                       "RAM on huge pages: faster CPU decode, costs the read and unshared RAM) or auto (memory "
+                       "when the model runs on the CPU, the kernel gives huge pages and the file takes at most "
+                       "3/4 of the available RAM; else mmap)")
             ->capture_default_str();
     }
 
@@ -79,9 +82,11 @@ struct DeviceFlags {
         // One flag for both caches: an `auto` run that falls back to the CPU keeps the type asked for.
         o.kv_f16 = kv_type != "f32";
         o.cpu_kv_type = kv_type == "q8_0" ? KvCacheType::Q8_0 : o.kv_f16 ? KvCacheType::F16 : KvCacheType::F32;
-        if (load != "mmap" && load != "memory") return Status::error("--load: expected mmap or memory, got {:?}", load);
-        o.weights_in_memory = load == "memory";
-        if (o.weights_in_memory) show_load_progress();
+        if (load != "auto" && load != "mmap" && load != "memory") {
+            return Status::error("--load: expected auto, mmap or memory, got {:?}", load);
+        }
+        o.weights_load = load == "memory" ? WeightsLoad::Memory : load == "mmap" ? WeightsLoad::Map : WeightsLoad::Auto;
+        show_load_progress();  // shown only when a file is read into memory
 
         if (!gpus.empty()) return split_options(o);
         if (!split_at.empty()) return Status::error("--split-at: expected with --gpus (a model split over several GPUs)");
@@ -122,10 +127,12 @@ struct DeviceFlags {
     }
 
 private:
-    // A progress bar per file while --load memory reads it.
+    // A progress bar per file while --load memory (or auto) reads it; none for a file read in a
+    // blink (under 256 MiB), which would only add a line to every small run's output.
     static void show_load_progress() {
         set_gguf_load_progress([bar = std::shared_ptr<ProgressBar>()](const std::string& path, uint64_t done,
                                                                       uint64_t total) mutable {
+            if (total < (uint64_t(256) << 20)) return;
             if (!bar) bar = std::make_shared<ProgressBar>("reading " + path);
             bar->update(done, total);
             if (done >= total) {

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "runtime/weights_load.h"
+
 namespace strata {
 
 Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path, const std::string& chat_template_override,
@@ -9,7 +11,7 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path, 
     const auto start = std::chrono::steady_clock::now();
     auto lm = std::make_unique<LoadedModel>();
     STRATA_ASSIGN_OR_RETURN(lm->file,
-                            GgufFile::open(path, {}, compute.weights_in_memory ? GgufLoad::Memory : GgufLoad::Map));
+                            GgufFile::open(path, {}, gguf_load_for(compute, path)));
     STRATA_ASSIGN_OR_RETURN(lm->model, load_model_on(lm->file, compute));
     STRATA_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(lm->file));
     if (tok.vocab_size() != lm->model->config().n_vocab) {

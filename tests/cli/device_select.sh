@@ -79,7 +79,7 @@ expect_error "--split-at 4: expected with --split layer" --gpus 0,1 --split tens
 expect_error "--split: expected layer, none or tensor" --gpus 0,1 --split rows
 expect_error "--split-at: expected with --gpus" --split-at 4
 expect_error "a list of sizes is for a model split over --gpus" --vram-budget 10GiB,5GiB
-expect_error "--load: expected mmap or memory" --load disk
+expect_error "--load: expected auto, mmap or memory" --load disk
 expect_error "--expert-prefetch: Value 100 not in range 0 to 64" --expert-prefetch 100
 expect_error "--gpus 0,1 with --device cpu: expected one of them" --gpus 0,1 --device cpu
 echo PASS

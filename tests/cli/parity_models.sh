@@ -24,10 +24,11 @@ if out=$("$strata" parity "${refs[0]%.ref.gguf}.gguf" "${refs[0]}" --kv-type q4 
   echo "FAIL: --kv-type q4 must fail" >&2; exit 1
 fi
 [[ $out == *"expected f16, f32 or q8_0"* ]] || { echo "FAIL: --kv-type q4: $out" >&2; exit 1; }
-# The model read into memory (--load memory) gives the mapped model's results; a bad mode is refused.
+# The model read into memory (--load memory) and mapped (--load mmap) both pass; a bad mode is refused.
 "$strata" parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --mode both -t 2 --load memory
+"$strata" parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --mode both -t 2 --load mmap
 if out=$("$strata" parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --load disk 2>&1); then
   echo "FAIL: --load disk must fail" >&2; exit 1
 fi
-[[ $out == *"--load: expected mmap or memory"* ]] || { echo "FAIL: --load disk: $out" >&2; exit 1; }
+[[ $out == *"--load: expected auto, mmap or memory"* ]] || { echo "FAIL: --load disk: $out" >&2; exit 1; }
 "$strata" parity "$data/models/qwen3moe.gguf" "$data/models/qwen3moe.ref.gguf" --backend gpu --mode both

@@ -24,6 +24,7 @@
 namespace strata {
 
 enum class ComputeDevice { Cpu, Gpu, Auto };
+enum class WeightsLoad { Map, Memory, Auto };
 
 namespace gpu {
 class GpuContext;
@@ -46,9 +47,9 @@ struct ComputeOptions {
     ComputeDevice device = ComputeDevice::Cpu;
     int gpu_ordinal = 0;       // the runtime's device number
     bool kv_f16 = true;        // GPU KV cache in f16 (as llama.cpp); false: f32
-    // --load memory: the model file read into RAM on huge pages instead of mapped (gguf/reader.h),
-    // for the weights the CPU reads (CPU runs, and experts outside VRAM).
-    bool weights_in_memory = false;
+    // --load: the model file mapped, read into RAM on huge pages (gguf/reader.h), for the weights
+    // the CPU reads, or (auto) read when the model runs on the CPU and fits (runtime/weights_load.h).
+    WeightsLoad weights_load = WeightsLoad::Map;
     // The KV cache of a model that runs on the CPU: f16 as on the GPU, since the CPU attention
     // reads half the bytes with the same arithmetic and measured faster (f32: exact, for references).
     // Q8_0 holds for the GPU cache too (GpuKvCache), whatever kv_f16 says.
