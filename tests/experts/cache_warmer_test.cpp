@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -45,10 +46,12 @@ TEST(CacheWarmer, StopBeforeTheRunReadsNothingUntilCleared) {
 }
 
 TEST(CacheWarmer, StopDuringARunEndsIt) {
-    // 1 GiB never written: each of its pages faults in on its first read, so reading it all
-    // takes far longer (tenths of a second) than the stop takes to arrive.
+    // 1 GiB of calloc'd zeros (mapped lazily by the C library at this size): each page faults in
+    // on its first read, so reading it all takes far longer (tenths of a second) than the stop
+    // takes to arrive.
     constexpr uint64_t kBytes = uint64_t(1) << 30;
-    std::unique_ptr<uint8_t[]> untouched(new uint8_t[kBytes]);
+    std::unique_ptr<uint8_t, decltype(&std::free)> untouched(static_cast<uint8_t*>(std::calloc(kBytes, 1)), &std::free);
+    ASSERT_NE(untouched, nullptr);
     ThreadPool pool(ThreadPool::Options{.threads = 2, .spin_us = 0});
     CacheWarmer warmer;
     warmer.add(untouched.get(), kBytes);
