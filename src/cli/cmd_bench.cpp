@@ -75,6 +75,7 @@ nlohmann::ordered_json tier_delta(const GpuExpertTierStats& a, const GpuExpertTi
             {"ms_lane_to_routing_per_token", (b.seconds_lane_to_routing - a.seconds_lane_to_routing) * 1e3 / tokens},
             {"ms_routing_to_lane_per_token", (b.seconds_routing_to_lane - a.seconds_routing_to_lane) * 1e3 / tokens},
             {"ms_lane_wake_per_token", (b.seconds_lane_wake - a.seconds_lane_wake) * 1e3 / tokens},
+            {"ms_lane_join_per_token", (b.seconds_lane_join - a.seconds_lane_join) * 1e3 / tokens},
             {"decode_cpu_share", b.decode_cpu_share},
             {"cpu_expert_us", b.cpu_expert_us}};
 }
@@ -232,9 +233,9 @@ int run_bench(const BenchOptions& o) {
         }
         if (!o.json && !tiers.is_null() && tiers["ms_lane_to_routing_per_token"].get<double>() > 0) {
             fmt::print("|               | between CPU lanes, per token: lane end → next routing {:.2f} ms, routing → lane "
-                       "start {:.2f} ms, start → first instruction {:.2f} ms |\n",
+                       "start {:.2f} ms (awaiting the last lane {:.2f} ms), start → first instruction {:.2f} ms |\n",
                        tiers["ms_lane_to_routing_per_token"].get<double>(), tiers["ms_routing_to_lane_per_token"].get<double>(),
-                       tiers["ms_lane_wake_per_token"].get<double>());
+                       tiers["ms_lane_join_per_token"].get<double>(), tiers["ms_lane_wake_per_token"].get<double>());
         }
         if (!o.json && !profile.rows.empty()) profile.print(name);
     };

@@ -30,6 +30,7 @@ void GpuExpertTierStats::add_window(const GpuExpertTierStats& before, const GpuE
     seconds_lane_to_routing += after.seconds_lane_to_routing - before.seconds_lane_to_routing;
     seconds_routing_to_lane += after.seconds_routing_to_lane - before.seconds_routing_to_lane;
     seconds_lane_wake += after.seconds_lane_wake - before.seconds_lane_wake;
+    seconds_lane_join += after.seconds_lane_join - before.seconds_lane_join;
     cpu_expert_us = after.cpu_expert_us;
     cpu_token_us = after.cpu_token_us;
     cpu_cost_scale = after.cpu_cost_scale;

@@ -61,6 +61,8 @@ struct GpuExpertTierStats {
     // to the next layer's routing on the host, from the routing to the next lane's start call,
     // and from that call to the lane's first instruction.
     double seconds_lane_to_routing = 0, seconds_routing_to_lane = 0, seconds_lane_wake = 0;
+    // Of routing → lane start: awaiting the last lane (stopping its warming and joining it).
+    double seconds_lane_join = 0;
     double cpu_expert_us = 0;      // the CPU cost model: one expert, one token (measured at the first step)
     double cpu_token_us = 0;       // ... each further token of the same expert
     double cpu_cost_scale = 1;     // ... times this correction learnt from the steps since

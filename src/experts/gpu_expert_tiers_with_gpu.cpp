@@ -19,6 +19,7 @@
 #include "backend/gpu/gpu_ops.h"
 #include "core/aligned_buffer.h"
 #include "core/background_task.h"
+#include "core/spin_wait.h"
 #include "experts/cache_warmer.h"
 #include "experts/expert_policy.h"
 #include "experts/expert_store.h"
@@ -158,6 +159,8 @@ public:
         for (uint64_t s = 0; s < staging_count_; ++s) staging_.push_back(static_cast<int32_t>(cache_count_ + s));
 
         if (const char* v = std::getenv("STRATA_TIERS_WARM"); v && std::strcmp(v, "read") == 0) warmer_.set_demote(false);
+        // To compare: the decode split's bias (experts/miss_lanes.h) other than its default.
+        if (const char* v = std::getenv("STRATA_TIERS_SHARE_BIAS")) lanes_.set_decode_share_bias(std::atof(v));
         if (lane_done_.allocate(64, &error)) *lane_done_.as<uint32_t>() = 0;
         else early_combine_ = false;  // the lane is then awaited on the host, as before
         pin_file(summary);
@@ -199,12 +202,23 @@ public:
         float* weights = reinterpret_cast<float*>(ids + pairs);
         int32_t* predicted = prefetch_wanted(step) ? ids + 2 * pairs : nullptr;
         float* h = host_h_.get<float>(static_cast<uint64_t>(n * e));
-        fetch_routing(step, ids, h, predicted != nullptr, g);
+        // The next layer's router runs behind the routing's trip to the host, so that the host
+        // (and the CPU lane) need not wait for it; its guess is awaited only before the copies
+        // made ahead.
+        void* stream = g.stream();
+        fetch_routing(step, ids, h, g);
+        routed_.record(stream);
+        if (predicted) {
+            (*step.queue_prediction)();
+            fetch_prediction(step, predicted, g);
+            predicted_.record(stream);
+        }
         const auto t_wait = Clock::now();
-        g.synchronize();
+        routed_.synchronize();
         const auto t_routed = Clock::now();
         const bool lane_was_pending = lane_pending_;
-        await_lane();  // done: the GPU passed the combine that waited for it
+        release_lane();  // its sum is done: the GPU passed the combine that waited for it
+        const auto t_joined = Clock::now();
         const double wait_s = seconds_since(t_wait);
         // The serial path between two lanes (decode's limit when most experts miss): from the
         // last lane's end to this routing on the host (the GPU's combine, attention and router,
@@ -252,6 +266,7 @@ public:
         // counter read through the GPU's mapping of page-locked memory (decode sizes).
         const bool early = overlap && early_combine_ && lane_done_.device_view() != nullptr &&
                            mapped(host_cpu_out_, static_cast<uint64_t>(n * e) * sizeof(float)) != nullptr;
+        join_lane();  // the last lane's thread (its warming stopped while this thread planned)
         if (cpu_part) {
             if (early && ++lane_seq_ == 0) ++lane_seq_;  // 0 means "no counter to raise"
             lane_job_ = LaneJob{&L, h, weights, n, e, cpu_out, &cpu, overlap, early ? lane_seq_ : 0u};
@@ -262,6 +277,7 @@ public:
         if (overlap) {
             if (!cpu_lane_task_) cpu_lane_task_ = std::make_unique<BackgroundTask>(cpu.pool().spin_us());
             lane_started_ = Clock::now();
+            lane_computed_.store(false, std::memory_order_relaxed);
             cpu_lane_task_->start(lane_fn_);
             lane_pending_ = true;
         }
@@ -325,7 +341,6 @@ public:
         const int64_t chunks = (static_cast<int64_t>(stream_lane_.size()) + half - 1) / half;
 
         // 4. Queue the GPU part: plan upload, the copies (copy stream), the launches.
-        void* stream = g.stream();
         const bool gpu_part = n_sorted > 0;
         float* out = nullptr;
         const float* d_weights = nullptr;
@@ -408,6 +423,7 @@ public:
         }
         // The next layer's likely experts go up behind this layer's copies, while the link would
         // otherwise wait for the CPU lane and the next layer's routing.
+        if (predicted) predicted_.synchronize();  // queued behind the routing: done by now, mostly
         const uint64_t copied_ahead = predicted ? copy_ahead(step, predicted, li) : 0;
         // The lane, once its sum is done, reads the next layer's likely CPU experts into cache.
         const uint64_t warmed = predicted && lane_pending_ ? plan_warm(step, predicted, li) : 0;
@@ -511,6 +527,7 @@ public:
             st.seconds_lane_to_routing += lane_to_routing_s;
             st.seconds_routing_to_lane += routing_to_lane_s;
             st.seconds_lane_wake += lane_wake_s;
+            st.seconds_lane_join += lane_was_pending ? std::chrono::duration<double>(t_joined - t_routed).count() : 0.0;
         }
         // The lane's experts keep their pair lists until it is awaited (settle_lane).
         for (int32_t x : used_) {
@@ -545,32 +562,41 @@ private:
     }
     static constexpr uint64_t kMappedTransferBytes = 64 << 10;
 
-    // The step's ids, weights and (when `predicted`) predicted ids into host_ids_ (3 rows of k
-    // per token) and h into host_h_. Written by kernels through the buffers' GPU mapping where
-    // the runtime maps page-locked memory: a copy would take a copy engine, and wait behind the
-    // experts being copied ahead on the copy stream.
-    void fetch_routing(const gpu::RoutedExpertsStep& step, int32_t* ids, float* h, bool predicted, gpu::GpuContext& g) {
+    // The step's ids and weights into host_ids_ (rows of k per token: ids, weights, then room for
+    // the predicted ids) and h into host_h_. Written by kernels through the buffers' GPU mapping
+    // where the runtime maps page-locked memory: a copy would take a copy engine, and wait behind
+    // the experts being copied ahead on the copy stream.
+    void fetch_routing(const gpu::RoutedExpertsStep& step, int32_t* ids, float* h, gpu::GpuContext& g) {
         const int64_t pairs = step.n_tokens * step.k;
         const auto bytes = static_cast<uint64_t>(pairs) * sizeof(int32_t);
         const uint64_t h_bytes = static_cast<uint64_t>(step.n_tokens * step.n_embd) * sizeof(float);
         auto* ids_view = static_cast<int32_t*>(mapped(host_ids_, 3 * bytes));
         auto* h_view = mapped(host_h_, h_bytes);
-        const bool in_line = static_cast<const void*>(step.weights) == static_cast<const void*>(step.ids + pairs) &&
-                             (!predicted || step.predicted_ids == step.ids + 2 * pairs);
+        const bool in_line = static_cast<const void*>(step.weights) == static_cast<const void*>(step.ids + pairs);
         if (ids_view && h_view && in_line) {
-            gpu::gpu_copy_words(ids_view, step.ids, (predicted ? 3 : 2) * bytes, g);
+            gpu::gpu_copy_words(ids_view, step.ids, 2 * bytes, g);
             gpu::gpu_copy_words(h_view, step.h, h_bytes, g);
             return;
         }
         g.download(ids, step.ids, bytes);
         g.download(ids + pairs, step.weights, bytes);
-        if (predicted) g.download(ids + 2 * pairs, step.predicted_ids, bytes);
         g.download(h, step.h, h_bytes);
+    }
+    // The predicted ids (queued by then) into their row of host_ids_, the same way.
+    void fetch_prediction(const gpu::RoutedExpertsStep& step, int32_t* predicted, gpu::GpuContext& g) {
+        const int64_t pairs = step.n_tokens * step.k;
+        const auto bytes = static_cast<uint64_t>(pairs) * sizeof(int32_t);
+        if (auto* view = static_cast<int32_t*>(mapped(host_ids_, 3 * bytes))) {
+            gpu::gpu_copy_words(view + 2 * pairs, step.predicted_ids, bytes, g);
+            return;
+        }
+        g.download(predicted, step.predicted_ids, bytes);
     }
 
     // Prefetch (decode): the options ask for it and the step carries the next layer's guess.
     bool prefetch_wanted(const gpu::RoutedExpertsStep& step) const {
-        return options_.prefetch > 0 && step.n_tokens == 1 && step.predicted_ids != nullptr && step.predicted_layer >= 0;
+        return options_.prefetch > 0 && step.n_tokens == 1 && step.predicted_ids != nullptr && step.predicted_layer >= 0 &&
+               step.queue_prediction != nullptr;
     }
 
     // Copies up to options_.prefetch of the predicted experts (best first) of the next layer that
@@ -648,11 +674,13 @@ private:
         } catch (...) {
             // The GPU must not wait for a sum that will not come: it goes on (with whatever the
             // buffer holds) and the host fails the pass when it awaits the lane (rethrown there).
+            lane_computed_.store(true, std::memory_order_release);
             raise_counter();
             throw;
         }
         lane_seconds_ = seconds_since(t0);
         lane_gpu_first_ = !j.gpu_part || (gpu_part_queued_.load(std::memory_order_acquire) && experts_done_.done());
+        lane_computed_.store(true, std::memory_order_release);  // what settle_lane reads is written
         raise_counter();
         lane_end_ = Clock::now();
         // Until the next step needs the lane (await_lane stops it): the next layer's likely experts.
@@ -676,17 +704,36 @@ private:
     }
     // Waits for a lane started on the lane's thread, if one is pending, and settles it.
     void await_lane() {
+        if (lane_pending_) {
+            lane_pending_ = false;
+            warmer_.stop();
+            try {
+                cpu_lane_task_->wait();  // rethrows what the lane threw
+            } catch (...) {
+                for (int32_t x : lane_experts_) by_expert_[static_cast<size_t>(x)].clear();
+                lane_experts_.clear();
+                throw;
+            }
+            settle_lane();
+        }
+        join_lane();
+    }
+    // A pending lane whose sum is known to be done (the step's routing came after the combine
+    // that waited for it): asks its warming to stop and settles it, leaving its thread to be
+    // joined (join_lane) once this thread has planned the step, so the two overlap.
+    void release_lane() {
         if (!lane_pending_) return;
         lane_pending_ = false;
+        lane_joinable_ = true;
         warmer_.stop();
-        try {
-            cpu_lane_task_->wait();  // rethrows what the lane threw
-        } catch (...) {
-            for (int32_t x : lane_experts_) by_expert_[static_cast<size_t>(x)].clear();
-            lane_experts_.clear();
-            throw;
-        }
+        // Already true: only orders this thread's reads after the lane's writes.
+        while (!lane_computed_.load(std::memory_order_acquire)) cpu_relax();
         settle_lane();
+    }
+    void join_lane() {
+        if (!lane_joinable_) return;
+        lane_joinable_ = false;
+        cpu_lane_task_->wait();  // rethrows what the lane threw (its pair lists are cleared)
     }
 
     // The misses' lanes (experts/miss_lanes.h): cpu_lane_ and stream_lane_ from stream_lane_.
@@ -908,6 +955,8 @@ private:
     } lane_job_;
     std::function<void()> lane_fn_ = [this] { run_lane(); };
     bool lane_pending_ = false;                // started on the lane's thread, not yet awaited
+    bool lane_joinable_ = false;               // settled by release_lane, its thread not yet joined
+    std::atomic<bool> lane_computed_{false};   // the lane's sum and feedback are written
     std::vector<int32_t> lane_experts_;        // its experts
     double lane_seconds_ = 0.0;                // written by the lane, read once it is awaited
     Clock::time_point lane_started_, lane_begin_, lane_end_;  // start call; the lane's first and last moments
@@ -939,6 +988,7 @@ private:
     gpu::HostRegistration registration_;
     gpu::GpuEvent step_done_, half_free_[2], half_copied_[2];
     gpu::GpuEvent experts_done_;  // the GPU's part of the step's experts (for MissLanes::decode_feedback)
+    gpu::GpuEvent routed_, predicted_;  // the step's routing, and the next layer's guess, on the host
     // Experts copied ahead for a layer (tier index `layer`; -1: none) into the top of staging half
     // layer & 1, as (expert, slot); the event marks their copies.
     struct Prefetched {

@@ -46,7 +46,7 @@ const MissSplit& MissLanes::split(std::vector<MissedExpert>& misses, uint64_t ex
 void MissLanes::decode_feedback(bool gpu_part_done) {
     if (!split_.decode_like) return;
     if (gpu_part_done) decode_cpu_share_ = std::max(0.0, decode_cpu_share_ - kDecodeShareStep);
-    else decode_cpu_share_ = std::min(1.0, decode_cpu_share_ + kDecodeShareStep);
+    else decode_cpu_share_ = std::min(1.0, decode_cpu_share_ + kDecodeShareStep * share_bias_);
 }
 
 // Slowly, to ride out noise; bounded so that one odd step cannot switch a lane off for good.

@@ -10,8 +10,13 @@
 //   share, one miss goes to the CPU anyway, so that a model that once judged the CPU too slow is
 //   checked against what it really does.
 // - Decode-like steps (one or two tokens per expert) split by a share that feedback keeps where
-//   both lanes end together (decode_feedback): at these sizes the CPU's cost is mostly fixed
-//   (waking the pool, three passes), which a per-expert model gets wrong in both directions.
+//   the GPU's part is done before the CPU lane ends three steps in four (decode_feedback): at
+//   these sizes the CPU's cost is mostly fixed (waking the pool, three passes), which a
+//   per-expert model gets wrong in both directions. Three in four, not one in two: a GPU part
+//   that ends late is late by more (it waits on the link, which other copies share) than a lane
+//   that ends late, and either holds up the layer's serial chain (bench/results/
+//   2026-11-30-split-feedback: 1:1 against 3:1 measured 63.9 against 67.7 tok/s, every expert
+//   in RAM).
 // - Among misses with as many tokens the coldest by the cache policy go to the CPU: streamed
 //   misses may be admitted to the cache, the CPU's never are.
 //
@@ -55,6 +60,10 @@ public:
     // after them) was already done when the CPU lane ended. A CPU that finished first takes a
     // bigger share next time, one that finished last a smaller.
     void decode_feedback(bool gpu_part_done);
+    // How much bigger the feedback's step towards the CPU is than its step away: the share settles
+    // where the GPU's part is done first bias / (bias + 1) of the time (1: half; the default 3:
+    // three steps in four).
+    void set_decode_share_bias(double up_over_down) { share_bias_ = up_over_down > 0 ? up_over_down : kDecodeShareBias; }
     // After a prompt-like step's CPU lane: the seconds it took, against the predicted time.
     void cpu_feedback(double seconds);
 
@@ -68,7 +77,8 @@ public:
     double cpu_expert_s() const { return cpu_expert_s_; }
     double cpu_token_s() const { return cpu_token_s_; }
 
-    static constexpr double kDecodeShareStep = 0.02;
+    static constexpr double kDecodeShareStep = 0.02;  // the step away from the CPU
+    static constexpr double kDecodeShareBias = 3.0;   // the step towards it, in those
     static constexpr int kStepsBetweenCpuChecks = 32;
 
 private:
@@ -80,6 +90,7 @@ private:
     double link_gbps_ = 10.0;
     double cpu_expert_s_ = 1e-4, cpu_token_s_ = 1e-5, cpu_scale_ = 1.0;
     double decode_cpu_share_ = 0.5;
+    double share_bias_ = kDecodeShareBias;
     int steps_since_cpu_ = 0;
     MissSplit split_;
 };

@@ -52,8 +52,8 @@ TEST(MissLanes, DecodeShareTakesTheColdest) {
     EXPECT_EQ(s.predicted_cpu_s, 0.0);
 }
 
-// The share moves 0.02 toward the lane that finished first, within [0, 1]; a prompt-like split
-// leaves it alone.
+// The share moves toward the lane that finished first (0.02 away from the CPU, three times that
+// toward it), within [0, 1]; a prompt-like split leaves it alone.
 TEST(MissLanes, DecodeFeedbackMovesTheShare) {
     MissLanes lanes("auto");
     split(lanes, decode_misses(8), 1 << 20);
@@ -66,6 +66,25 @@ TEST(MissLanes, DecodeFeedbackMovesTheShare) {
     split(lanes, {{0, 3, 0}, {1, 9, 0}}, 1 << 20);                       // prompt-like
     lanes.decode_feedback(true);
     EXPECT_NEAR(lanes.decode_cpu_share(), 0.8, 1e-12);
+}
+
+// The share holds still where the GPU's part is done first three steps in four (the default
+// bias), and drifts away from the CPU at one in two; a bias of 1 holds it at one in two.
+TEST(MissLanes, DecodeShareSettlesWhereTheGpuIsFirstThreeTimesInFour) {
+    auto run = [](MissLanes& lanes, int gpu_first_of_four) {
+        split(lanes, decode_misses(8), 1 << 20);
+        const double start = lanes.decode_cpu_share();  // 0.5
+        for (int round = 0; round < 5; ++round)
+            for (int i = 0; i < 4; ++i) lanes.decode_feedback(i < gpu_first_of_four);
+        return lanes.decode_cpu_share() - start;
+    };
+    MissLanes biased("auto");
+    EXPECT_NEAR(run(biased, 3), 0.0, 1e-9);
+    MissLanes drifting("auto");
+    EXPECT_NEAR(run(drifting, 2), 5 * (2 * 0.06 - 2 * 0.02), 1e-9);  // +0.4, towards the CPU: 0.9
+    MissLanes even("auto");
+    even.set_decode_share_bias(1.0);
+    EXPECT_NEAR(run(even, 2), 0.0, 1e-9);
 }
 
 // Link 10 GB/s and 10 MB experts: 1 ms a copy. CPU 1.5 ms an expert + 0.1 ms a further token.

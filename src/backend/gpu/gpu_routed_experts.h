@@ -13,6 +13,7 @@
 
 #include "backend/cpu/cpu_context.h"
 #include "backend/gpu/device_runtime.h"
+#include "core/function_ref.h"
 
 namespace strata::gpu {
 
@@ -34,11 +35,15 @@ struct RoutedExpertsStep {
     float eps = 0.0f;
     float* h_next = nullptr;
     const GpuQ8Rows* hq_next = nullptr;  // when set, h_next is also written there quantized
-    // One-token steps of implementations that ask for it (predicts_next_layer): the k experts the
-    // next MoE layer (model layer predicted_layer, on this GPU) would pick for this h, best first
-    // (device), as a guess of what it will pick for its own input: experts worth copying ahead.
+    // One-token steps of implementations that ask for it (predicts_next_layer): where the k
+    // experts the next MoE layer (model layer predicted_layer, on this GPU) would pick for this h
+    // go, best first (device), as a guess of what it will pick for its own input: experts worth
+    // copying ahead. They are there once the implementation has called queue_prediction (on the
+    // step's stream, before anything that overwrites h), which it may do after the routing has
+    // left for the host, so that the prediction is not on the way from router to CPU.
     const int32_t* predicted_ids = nullptr;
     int64_t predicted_layer = -1;
+    const FunctionRef<void()>* queue_prediction = nullptr;
 };
 
 class RoutedExperts {

@@ -241,7 +241,8 @@ protected:
     // x += Σ_top-k weight · expert(h) (softmax routing, or route_experts' with custom_routing_;
     // gpt-oss's biases and activation when its weights have them), h = ffn_norm(x) on entry;
     // leaves h = next_norm(x).
-    void predict_next_experts(int64_t layer, const float* h, int64_t k, int32_t* out, RoutedExpertsStep& step);
+    int64_t next_predictable_layer(int64_t layer);
+    void predict_next_experts(int64_t next, const float* h, int64_t k, int32_t* out);
     void moe_ffn(const GpuMoeWeights& w, int64_t layer, float* x, float* h, int64_t n, const float* next_norm,
                  CpuContext& cpu);
     // A tensor split's MoE part: the replicated router and routing, then this rank's experts only

@@ -153,7 +153,16 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
             op("moe_route", [&] { gpu_moe_route_softmax_topk(router, n, n_exp, k, normalize, ids, weights, g); });
         }
         RoutedExpertsStep step{layer, n, e, k, h, hq_, ids, weights, x, next_norm, c.rms_eps, h, hq_};
-        if (n == 1 && routed->predicts_next_layer()) predict_next_experts(layer, h, k, ids + 2 * pairs, step);
+        // The tiers queue the prediction themselves, behind the routing's trip to the host: the
+        // next layer's router is then off the path from this layer's router to its CPU lane.
+        const int64_t next = n == 1 && routed->predicts_next_layer() ? next_predictable_layer(layer) : -1;
+        const auto queue = [&] { predict_next_experts(next, h, k, ids + 2 * pairs); };
+        const FunctionRef<void()> predict = queue;  // refers to `queue`, which outlives the step
+        if (next >= 0) {
+            step.predicted_ids = ids + 2 * pairs;
+            step.predicted_layer = next;
+            step.queue_prediction = &predict;
+        }
         op("routed_experts", [&] { routed->forward(step, g, cpu); });
         return;
     }
@@ -186,38 +195,41 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
     });
 }
 
-// The experts the next MoE layer on this GPU would route this one-token h to, by its router
-// (known once a forward has passed it) and its routing, into `out` (k ids, then k weights) for the
-// tiers to copy ahead. Consecutive layers' inputs differ by one block's update of the residual
-// stream, so the guess is often right. A plain softmax router takes one launch; gpt-oss's router
-// bias and DeepSeek's grouped routing (route_experts) take the product, the bias and their routing
-// as the layer itself will run them.
-void GpuTransformer::predict_next_experts(int64_t layer, const float* h, int64_t k, int32_t* out, RoutedExpertsStep& step) {
-    GpuContext& g = cur_->ctx();
+// The next MoE layer on this GPU whose router a one-token step can run on this layer's h (known
+// once a forward has passed it), or -1. Consecutive layers' inputs differ by one block's update of
+// the residual stream, so its routing of this h is often what it will pick for its own.
+int64_t GpuTransformer::next_predictable_layer(int64_t layer) {
     for (auto next = static_cast<size_t>(layer) + 1; next < seen_routers_.size() && next < cur_->layer_end(); ++next) {
-        const DeviceWeight& router = seen_routers_[next];
-        if (!router) continue;
-        const DeviceWeight& bias = seen_router_biases_[next];
-        // The current layer's routing has read its logits (queued before): the slot is free.
-        float* logits = g.scratch_floats(kRouter, static_cast<uint64_t>(router.ne[1]));
-        auto* weights = reinterpret_cast<float*>(out + k);
-        if (bias || custom_routing_) {
-            op("moe_predict_next", [&] {
-                gpu_matmul(router, 0, h, 1, logits, g, hq_);
-                if (bias) gpu_add_bias(logits, bias.f32(), 1, router.ne[1], g);
-                if (!custom_routing_) gpu_moe_route_softmax_topk(logits, 1, router.ne[1], k, false, out, weights, g);
-            });
-            if (custom_routing_) route_experts(static_cast<int64_t>(next), logits, 1, out, weights);
-        } else {
-            unsigned* counter = cur_->route_counter(static_cast<int64_t>(next));
-            if (!counter) return;
-            op("moe_predict_next", [&] {
-                gpu_moe_router_route_plan_single(router, h, logits, k, false, out, weights, kMoePlan, counter, g);
-            });
-        }
-        step.predicted_ids = out;
-        step.predicted_layer = static_cast<int64_t>(next);
-        return;
+        if (!seen_routers_[next]) continue;
+        const bool plain = !seen_router_biases_[next] && !custom_routing_;
+        if (plain && !cur_->route_counter(static_cast<int64_t>(next))) return -1;
+        return static_cast<int64_t>(next);
+    }
+    return -1;
+}
+
+// Queues the experts MoE layer `next` would route this one-token h to, by its router and its
+// routing, into `out` (k ids, then k weights) for the tiers to copy ahead. A plain softmax router
+// takes one launch; gpt-oss's router bias and DeepSeek's grouped routing (route_experts) take the
+// product, the bias and their routing as the layer itself will run them.
+void GpuTransformer::predict_next_experts(int64_t next, const float* h, int64_t k, int32_t* out) {
+    GpuContext& g = cur_->ctx();
+    const DeviceWeight& router = seen_routers_[static_cast<size_t>(next)];
+    const DeviceWeight& bias = seen_router_biases_[static_cast<size_t>(next)];
+    // The current layer's routing has read its logits (queued before): the slot is free.
+    float* logits = g.scratch_floats(kRouter, static_cast<uint64_t>(router.ne[1]));
+    auto* weights = reinterpret_cast<float*>(out + k);
+    if (bias || custom_routing_) {
+        op("moe_predict_next", [&] {
+            gpu_matmul(router, 0, h, 1, logits, g, hq_);
+            if (bias) gpu_add_bias(logits, bias.f32(), 1, router.ne[1], g);
+            if (!custom_routing_) gpu_moe_route_softmax_topk(logits, 1, router.ne[1], k, false, out, weights, g);
+        });
+        if (custom_routing_) route_experts(next, logits, 1, out, weights);
+    } else {
+        op("moe_predict_next", [&] {
+            gpu_moe_router_route_plan_single(router, h, logits, k, false, out, weights, kMoePlan, cur_->route_counter(next), g);
+        });
     }
 }
 
