@@ -43,8 +43,9 @@ struct SynthSpec {
     TensorType type_expert_down = TensorType::Q8_0;
     TensorType type_output = TensorType::Q8_0;
 
-    // 0: every expert equally likely. s > 0: router row of the expert ranked r (in a random
-    // permutation per layer) is scaled by (r+1)^-s, so a few experts win most tokens.
+    // 0: every expert equally likely (in use too: see kQkNormMean in synth.cpp). s > 0: router row
+    // of the expert ranked r (in a random permutation per layer) is scaled by (r+1)^-s, so a few
+    // experts win most tokens.
     double router_skew = 0.0;
     uint64_t seed = 1234;
 };
