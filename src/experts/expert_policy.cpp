@@ -7,6 +7,18 @@
 
 namespace strata {
 
+namespace {
+
+// Puts the first `count` elements of v in order (by `less`, a strict total order), leaving the
+// rest in any order after them: what a full sort would put first, at O(n) for a small count.
+template <typename T, typename Less>
+void sort_first(std::vector<T>& v, size_t count, Less less) {
+    if (count >= v.size()) std::sort(v.begin(), v.end(), less);
+    else std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(count), v.end(), less);
+}
+
+}  // namespace
+
 void LruPolicy::record_use(std::span<const uint32_t> ids) {
     ++clock_;
     for (uint32_t id : ids) last_use_[id] = clock_;
@@ -14,14 +26,16 @@ void LruPolicy::record_use(std::span<const uint32_t> ids) {
 
 PolicyDecision LruPolicy::decide(std::span<const uint32_t> misses, std::span<const uint32_t> residents, size_t free_slots,
                                  size_t max_copies) {
-    // Victims oldest first (ties by id, so eviction orders are reproducible). Sorting the
-    // residents is O(S log S) per step, negligible beside the step's matmuls at the slot counts
-    // a card holds (thousands).
-    std::vector<uint32_t> victims;
+    // Victims oldest first (ties by id, so eviction orders are reproducible). Only the oldest few
+    // can be needed (one per admission), so only they are put in order: a decode step on a card of
+    // thousands of slots has ~100 µs for all its host work, and sorting every resident took
+    // about that each step (bench/results/2026-11-30-split-feedback).
+    std::vector<uint32_t>& victims = victims_;
+    victims.clear();
     for (uint32_t id : residents)
         if (last_use_[id] < clock_) victims.push_back(id);
-    std::sort(victims.begin(), victims.end(),
-              [&](uint32_t a, uint32_t b) { return last_use_[a] != last_use_[b] ? last_use_[a] < last_use_[b] : a < b; });
+    const auto older = [&](uint32_t a, uint32_t b) { return last_use_[a] != last_use_[b] ? last_use_[a] < last_use_[b] : a < b; };
+    sort_first(victims, std::min(misses.size(), max_copies), older);
     PolicyDecision d;
     size_t next_victim = 0;
     for (uint32_t id : misses) {
@@ -60,11 +74,13 @@ PolicyDecision LfuDecayPolicy::decide(std::span<const uint32_t> misses, std::spa
                                       size_t free_slots, size_t max_copies) {
     // Hottest misses against coldest residents: once the hottest remaining miss does not beat the
     // coldest remaining resident, no later pair can.
+    // Only as many of each as there can be admissions are put in order (see LruPolicy::decide).
+    const size_t needed = std::min(misses.size(), max_copies);
     auto by_score = [&](std::span<const uint32_t> ids, bool descending) {
         std::vector<std::pair<double, uint32_t>> v;
         v.reserve(ids.size());
         for (uint32_t id : ids) v.emplace_back(score(id), id);
-        std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) {
+        sort_first(v, needed, [&](const auto& a, const auto& b) {
             if (a.first != b.first) return descending ? a.first > b.first : a.first < b.first;
             return a.second < b.second;
         });

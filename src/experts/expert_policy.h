@@ -55,6 +55,7 @@ public:
 private:
     uint64_t clock_ = 0;              // steps recorded; last_use_ 0 = never used
     std::vector<uint64_t> last_use_;  // by id
+    std::vector<uint32_t> victims_;   // decide's scratch (no allocation per step once grown)
 };
 
 // Least frequently used with decay: each use adds 1 to an expert's score and every step scales

@@ -465,6 +465,7 @@ public:
         step_done_.record(stream);
 
         // 6. The policy: streamed experts it admits keep their slot; the victim's joins the ring.
+        const auto t_policy = Clock::now();
         std::vector<uint32_t>& used_ids = used_ids_;
         std::vector<uint32_t>& streamed_ids = streamed_ids_;
         used_ids.clear(), streamed_ids.clear();
@@ -523,7 +524,7 @@ public:
             st.warm_used += warm_used_;
             st.bytes_cpu += cpu_lane_.size() * L.expert_bytes();
             st.seconds_wait_gpu += wait_s;
-            st.seconds_plan += plan_s;
+            st.seconds_plan += plan_s + seconds_since(t_policy);  // the policy's decisions too
             st.seconds_lane_to_routing += lane_to_routing_s;
             st.seconds_routing_to_lane += routing_to_lane_s;
             st.seconds_lane_wake += lane_wake_s;

@@ -61,18 +61,6 @@ struct TensorPlan {
     float norm_mean = 1.0f;  // norms: the mean of their weights (spread 10% of it)
 };
 
-// Attention as trained models have it, so that routing stays as uniform in use as the routers
-// were drawn. With q/k norm weights near 1 the attention logits spread about 1, every token
-// attends to its whole context nearly evenly, and each block adds the context's mean to the
-// residual stream: a component common to a sequence's tokens that grows with depth and that the
-// routers then read. The 48-layer benchmark model sent 58-76% of its deep layers' tokens to 10%
-// of their experts that way (bench/results/2026-11-30-split-feedback), and expert caches were
-// measured on that concentration. Norm weights near 6 (logits spread ~36: attention on a few
-// positions) and an output projection at 0.3 of its fan-in scale keep a 32-layer model's layers
-// within sampling noise of uniform (tests/model/synth_routing_test.cpp).
-constexpr float kQkNormMean = 6.0f;
-constexpr float kAttentionOutputScale = 0.3f;
-
 std::vector<TensorPlan> plan_tensors(const SynthSpec& s) {
     const uint64_t e = s.n_embd, q = uint64_t(s.n_head) * s.head_dim, kv = uint64_t(s.n_head_kv) * s.head_dim;
     auto inv_sqrt = [](uint64_t fan_in) { return 1.0f / std::sqrt(static_cast<float>(fan_in)); };
@@ -84,9 +72,9 @@ std::vector<TensorPlan> plan_tensors(const SynthSpec& s) {
         t.push_back({b + "attn_q.weight", s.type_attention, {e, q}, inv_sqrt(e)});
         t.push_back({b + "attn_k.weight", s.type_attention, {e, kv}, inv_sqrt(e)});
         t.push_back({b + "attn_v.weight", s.type_attention_v, {e, kv}, inv_sqrt(e)});
-        t.push_back({b + "attn_output.weight", s.type_attention, {q, e}, kAttentionOutputScale * inv_sqrt(q)});
-        t.push_back({b + "attn_q_norm.weight", TensorType::F32, {s.head_dim}, 0, true, -1, kQkNormMean});
-        t.push_back({b + "attn_k_norm.weight", TensorType::F32, {s.head_dim}, 0, true, -1, kQkNormMean});
+        t.push_back({b + "attn_output.weight", s.type_attention, {q, e}, s.attention_output_scale * inv_sqrt(q)});
+        t.push_back({b + "attn_q_norm.weight", TensorType::F32, {s.head_dim}, 0, true, -1, s.qk_norm_mean});
+        t.push_back({b + "attn_k_norm.weight", TensorType::F32, {s.head_dim}, 0, true, -1, s.qk_norm_mean});
         t.push_back({b + "ffn_norm.weight", TensorType::F32, {e}, 0, true});
         t.push_back({b + "ffn_gate_inp.weight", TensorType::F32, {e, s.n_expert}, inv_sqrt(e), false, int(l)});
         t.push_back({b + "ffn_gate_exps.weight", s.type_expert_gate_up, {e, s.n_ff_expert, s.n_expert}, inv_sqrt(e)});

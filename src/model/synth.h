@@ -43,11 +43,23 @@ struct SynthSpec {
     TensorType type_expert_down = TensorType::Q8_0;
     TensorType type_output = TensorType::Q8_0;
 
-    // 0: every expert equally likely (in use too: see kQkNormMean in synth.cpp). s > 0: router row
-    // of the expert ranked r (in a random permutation per layer) is scaled by (r+1)^-s, so a few
-    // experts win most tokens.
+    // 0: every expert equally likely (in use too: see qk_norm_mean). s > 0: router row of the
+    // expert ranked r (in a random permutation per layer) is scaled by (r+1)^-s, so a few experts
+    // win most tokens.
     double router_skew = 0.0;
     uint64_t seed = 1234;
+
+    // Attention as trained models have it, so that routing stays as uniform in use as the routers
+    // were drawn. With q/k norm weights near 1 the attention logits spread about 1, every token
+    // attends to its whole context nearly evenly, and each block adds the context's mean to the
+    // residual stream: a component common to a sequence's tokens that grows with depth and that
+    // the routers then read. The 48-layer benchmark model sent 58-76% of its deep layers' tokens
+    // to 10% of their experts that way (bench/results/2026-11-30-split-feedback), and expert
+    // caches were measured on that concentration. Norm weights near 6 (logits spread ~36:
+    // attention on a few positions) and an output projection at 0.3 of its fan-in scale keep a
+    // 32-layer model's layers within sampling noise of uniform (tests/model/synth_routing_test.cpp).
+    float qk_norm_mean = 6.0f;            // q/k norm weights: this mean, spread 10% of it
+    float attention_output_scale = 0.3f;  // attn_output's spread, times 1/sqrt(fan-in)
 };
 
 // Named shapes: "tiny" (a few MB, for smoke runs) and "qwen3-30b-a3b" (the benchmark model of

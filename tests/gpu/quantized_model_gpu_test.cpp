@@ -76,6 +76,13 @@ TEST(GpuQuantizedModel, PromptBatchMatchesCpuAndDecode) {
     // that a rounding difference could flip (on random weights near-ties are common, and one
     // flipped expert moves a token's logits far more than any rounding does).
     spec.n_expert_used = spec.n_expert;
+    // Attention spread over the context, as synthetic models had it before routing was made
+    // uniform in use: attention on a few positions (the default now) turns the f16 rounding of
+    // q and k into logit differences of several percent between near-equal positions, which the
+    // bounds below (set for the kernels' own rounding) do not allow for. Measured on an H200 with
+    // the default: batch vs CPU 3.6e-3, top-1 55/64.
+    spec.qk_norm_mean = 1.0f;
+    spec.attention_output_scale = 1.0f;
     spec.type_attention = TensorType::Q4_K;
     spec.type_attention_v = TensorType::Q6_K;
     spec.type_expert_gate_up = TensorType::Q4_K;

@@ -1,5 +1,4 @@
-// Synthetic models route as their routers were drawn, in use too (model/synth.cpp's attention
-// rule): a deep model's layers keep random tokens' routing near uniform, where attention that
+// Synthetic models route as their routers were drawn, in use too (SynthSpec::qk_norm_mean): a deep model's layers keep random tokens' routing near uniform, where attention that
 // averaged each token's context concentrated the deep layers on a few experts; --router-skew
 // still concentrates it.
 #include <gtest/gtest.h>
@@ -73,6 +72,18 @@ TEST(SynthRouting, DeepLayersStayNearUniform) {
     ASSERT_EQ(shares.size(), 24u);
     for (size_t l = 0; l < shares.size(); ++l) EXPECT_LT(shares[l], 0.21) << "layer " << l;
     EXPECT_LT(std::accumulate(shares.begin(), shares.end(), 0.0) / 24.0, 0.18);
+}
+
+TEST(SynthRouting, AttentionOverTheWholeContextConcentratesIt) {  // the old rule: the test can fail
+    test::ScratchDir dir;
+    const std::string path = dir.path("averaging.gguf");
+    SynthSpec spec = small_spec(24, 0.0);
+    spec.qk_norm_mean = 1.0f;
+    spec.attention_output_scale = 1.0f;
+    ASSERT_TRUE(write_synth_model(spec, nullptr, path, {}).is_ok());
+    const std::vector<double> shares = top_shares(path, 512, 7);
+    ASSERT_EQ(shares.size(), 24u);
+    EXPECT_GT(*std::max_element(shares.begin() + 12, shares.end()), 0.40);
 }
 
 TEST(SynthRouting, SkewStillConcentrates) {

@@ -251,11 +251,19 @@ private:
     int32_t poison_;
 };
 
+// A control byte the steady request's text does not contain (each is a token of its own in the
+// tiny model's byte vocabulary): the poison, so that only the bad request ever feeds it. Which
+// bytes the tiny model generates changes whenever its synthetic weights do.
+char poison_byte_absent_from(const std::string& text) {
+    for (char c = 1; c < 32; ++c)
+        if (c != '\n' && text.find(c) == std::string::npos) return c;
+    ADD_FAILURE() << "the steady text holds every control byte";
+    return '\x07';
+}
+
 // An engine failure in a batched pass fails only the request that caused it: the others are
 // retried alone and produce the tokens they produce on their own.
 TEST_F(SchedulerTest, AnEngineFailureInABatchedStepFailsOnlyItsRequest) {
-    const std::string bad_prompt = "bad \x07 prompt";
-    const int32_t poison = model_->tokenizer->encode("\x07", false, false).at(0);
     std::string want;
     {
         auto sched = make(1, 4, 1024);
@@ -263,7 +271,9 @@ TEST_F(SchedulerTest, AnEngineFailureInABatchedStepFailsOnlyItsRequest) {
         ASSERT_TRUE(o.done);
         want = o.text;
     }
-    ASSERT_EQ(want.find('\x07'), std::string::npos) << "the steady request must not generate the poison itself";
+    const char byte = poison_byte_absent_from(want);
+    const std::string bad_prompt = std::string("bad ") + byte + " prompt";
+    const int32_t poison = model_->tokenizer->encode(std::string(1, byte), false, false).at(0);
 
     PoisonedModel poisoned(*model_->model, poison);
     Scheduler sched(poisoned, *model_->tokenizer, pool_,
@@ -289,7 +299,6 @@ TEST_F(SchedulerTest, AnEngineFailureInABatchedStepFailsOnlyItsRequest) {
 // chunks retried alone are separate passes, so each one's logits must reach the host before the
 // next replaces them.
 TEST_F(SchedulerTest, AnEngineFailureWithDeviceLogitsFailsOnlyItsRequest) {
-    const int32_t poison = model_->tokenizer->encode("\x07", false, false).at(0);
     std::string want;
     {
         auto sched = make(1, 4, 1024);
@@ -297,6 +306,8 @@ TEST_F(SchedulerTest, AnEngineFailureWithDeviceLogitsFailsOnlyItsRequest) {
         ASSERT_TRUE(o.done);
         want = o.text;
     }
+    const char byte = poison_byte_absent_from(want);
+    const int32_t poison = model_->tokenizer->encode(std::string(1, byte), false, false).at(0);
     PoisonedModel poisoned(*model_->model, poison);
     strata::test::DeviceRowsModel device(poisoned);
     Scheduler sched(device, *model_->tokenizer, pool_,
@@ -304,7 +315,7 @@ TEST_F(SchedulerTest, AnEngineFailureWithDeviceLogitsFailsOnlyItsRequest) {
     auto steady = sched.submit(spec("steady one", 300));
     auto first = steady->next(30s);
     ASSERT_TRUE(first && first->kind == TaskEvent::Kind::Text);
-    auto bad = sched.submit(spec("bad \x07 prompt", 10));
+    auto bad = sched.submit(spec(std::string("bad ") + byte + " prompt", 10));
     Outcome ob = collect(*bad);
     Outcome os = collect(*steady);
     ASSERT_TRUE(ob.done && os.done);
