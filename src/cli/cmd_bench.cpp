@@ -72,6 +72,7 @@ nlohmann::ordered_json tier_delta(const GpuExpertTierStats& a, const GpuExpertTi
             {"ms_wait_gpu_per_token", (b.seconds_wait_gpu - a.seconds_wait_gpu) * 1e3 / tokens},
             {"ms_cpu_experts_per_token", (b.seconds_cpu - a.seconds_cpu) * 1e3 / tokens},
             {"ms_host_plan_per_token", (b.seconds_plan - a.seconds_plan) * 1e3 / tokens},
+            {"ms_link_per_token", (b.seconds_link - a.seconds_link) * 1e3 / tokens},
             {"ms_lane_to_routing_per_token", (b.seconds_lane_to_routing - a.seconds_lane_to_routing) * 1e3 / tokens},
             {"ms_routing_to_lane_per_token", (b.seconds_routing_to_lane - a.seconds_routing_to_lane) * 1e3 / tokens},
             {"ms_lane_wake_per_token", (b.seconds_lane_wake - a.seconds_lane_wake) * 1e3 / tokens},
@@ -225,11 +226,11 @@ int run_bench(const BenchOptions& o) {
                                          100 * tiers["warm_used"].get<double>())
                            : "";
             fmt::print("|               | experts: hit {:.1f}%, CPU {:.1f}%{}, streamed {:.1f}%{}; per token: GPU wait {:.2f} ms, "
-                       "CPU experts {:.2f} ms, host {:.2f} ms, {:.1f} MB streamed |\n",
+                       "CPU experts {:.2f} ms, host {:.2f} ms, link {:.2f} ms ({:.1f} MB streamed) |\n",
                        100 * tiers["hit_rate"].get<double>(), 100 * tiers["cpu_share"].get<double>(), warm_note,
                        100 * tiers["streamed_share"].get<double>(), ahead_note, tiers["ms_wait_gpu_per_token"].get<double>(),
                        tiers["ms_cpu_experts_per_token"].get<double>(), tiers["ms_host_plan_per_token"].get<double>(),
-                       tiers["streamed_mb_per_token"].get<double>());
+                       tiers["ms_link_per_token"].get<double>(), tiers["streamed_mb_per_token"].get<double>());
         }
         if (!o.json && !tiers.is_null() && tiers["ms_lane_to_routing_per_token"].get<double>() > 0) {
             fmt::print("|               | between CPU lanes, per token: lane end → next routing {:.2f} ms, routing → lane "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/check.h"
 
@@ -53,7 +54,8 @@ PolicyDecision LruPolicy::decide(std::span<const uint32_t> misses, std::span<con
 }
 
 LfuDecayPolicy::LfuDecayPolicy(size_t key_count, double decay)
-    : decay_(decay), score_(key_count, 0.0), stamp_(key_count, 0) {
+    : decay_(decay), log_decay_(std::log(decay)), score_(key_count, 0.0), stamp_(key_count, 0),
+      key_(key_count, -std::numeric_limits<double>::infinity()) {
     STRATA_CHECK(decay > 0.0 && decay <= 1.0, "LFU decay must be in (0, 1]");
 }
 
@@ -67,6 +69,7 @@ void LfuDecayPolicy::record_use(std::span<const uint32_t> ids) {
     for (uint32_t id : ids) {
         score_[id] = score(id) + 1.0;  // score() already decays to the new clock
         stamp_[id] = clock_;
+        key_[id] = std::log(score_[id]) - static_cast<double>(clock_) * log_decay_;
     }
 }
 
@@ -79,7 +82,7 @@ PolicyDecision LfuDecayPolicy::decide(std::span<const uint32_t> misses, std::spa
     auto by_score = [&](std::span<const uint32_t> ids, bool descending) {
         std::vector<std::pair<double, uint32_t>> v;
         v.reserve(ids.size());
-        for (uint32_t id : ids) v.emplace_back(score(id), id);
+        for (uint32_t id : ids) v.emplace_back(key_[id], id);
         sort_first(v, needed, [&](const auto& a, const auto& b) {
             if (a.first != b.first) return descending ? a.first > b.first : a.first < b.first;
             return a.second < b.second;

@@ -70,13 +70,19 @@ public:
     PolicyDecision decide(std::span<const uint32_t> misses, std::span<const uint32_t> residents, size_t free_slots,
                           size_t max_copies) override;
     double score(uint32_t id) const;  // as of the current step
-    double heat(uint32_t id) const override { return score(id); }
+    // The rank key below: orders experts as score() does, without a power per expert.
+    double heat(uint32_t id) const override { return key_[id]; }
 
 private:
-    double decay_;
+    double decay_, log_decay_;
     uint64_t clock_ = 0;
     std::vector<double> score_;     // by id, as of stamp_
     std::vector<uint64_t> stamp_;   // step of the last update
+    // log(score as of stamp) - stamp · log(decay): the log of the score now plus the same
+    // clock · log(decay) for every expert, so comparing keys compares scores now. Kept at each
+    // use; decide() ranks thousands of residents a step and took a pow for each (~8.7 ms of host
+    // time a token at 10 GiB, bench/results/2026-11-30-split-feedback). -inf: never used.
+    std::vector<double> key_;
 };
 
 enum class PolicyKind { Lru, LfuDecay };

@@ -27,6 +27,7 @@ void GpuExpertTierStats::add_window(const GpuExpertTierStats& before, const GpuE
     seconds_wait_gpu += after.seconds_wait_gpu - before.seconds_wait_gpu;
     seconds_cpu += after.seconds_cpu - before.seconds_cpu;
     seconds_plan += after.seconds_plan - before.seconds_plan;
+    seconds_link += after.seconds_link - before.seconds_link;
     seconds_lane_to_routing += after.seconds_lane_to_routing - before.seconds_lane_to_routing;
     seconds_routing_to_lane += after.seconds_routing_to_lane - before.seconds_routing_to_lane;
     seconds_lane_wake += after.seconds_lane_wake - before.seconds_lane_wake;

@@ -57,6 +57,7 @@ struct GpuExpertTierStats {
     double seconds_cpu = 0;        // host computing CPU experts (overlaps the GPU and the copies)
     double seconds_plan = 0;       // host bookkeeping: grouping, decisions, plan upload, launches (runs
                                    // while the CPU lane computes, when the GPU has a part too)
+    double seconds_link = 0;       // the link copying experts (the copy stream's busy time, timed on the GPU)
     // The serial path between a decode step's CPU lanes (overlapped runs only): from a lane's end
     // to the next layer's routing on the host, from the routing to the next lane's start call,
     // and from that call to the lane's first instruction.

@@ -24,7 +24,9 @@
 #include "experts/expert_policy.h"
 #include "experts/expert_store.h"
 #include "experts/gpu_expert_tiers.h"
+#include "experts/link_clock.h"
 #include "experts/miss_lanes.h"
+#include "experts/scan_steps.h"
 #include "plan/model_bytes.h"
 
 namespace strata {
@@ -93,6 +95,7 @@ struct LaunchSet {
     int64_t first = 0, count = 0;        // range of sorted positions
     int64_t tile_first = 0, tiles = 0;   // range of the tile table
     int half = -1;                       // staging half it streams through; -1: hits
+    bool copied_ahead = false;           // its copies were queued a step ago (scan steps)
 };
 
 class GpuExpertTiers final : public gpu::RoutedExperts {
@@ -121,6 +124,8 @@ public:
 
     Status init(gpu::GpuContext& ctx, GpuExpertTierSummary* summary) {
         staging_count_ = std::max<uint64_t>(2, options_.staging_slots / 2 * 2);
+        // To compare ring sizes (beside no cache: the plan reserved only its own ring).
+        if (const char* v = std::getenv("STRATA_TIERS_STAGING")) staging_count_ = std::max<uint64_t>(2, std::strtoull(v, nullptr, 10) / 2 * 2);
         cache_count_ = std::min<uint64_t>(options_.cache_slots, key_count());
         const uint64_t n_slots = cache_count_ + staging_count_;
         std::string error;
@@ -241,18 +246,26 @@ public:
             list.push_back(static_cast<int32_t>(p));
         }
         std::sort(used_.begin(), used_.end());
-        hits_.clear(), cpu_lane_.clear(), stream_lane_.clear(), prefetch_hits_.clear();
+        hits_.clear(), cpu_lane_.clear(), stream_lane_.clear(), prefetch_hits_.clear(), ahead_hits_.clear();
+        const bool scan = is_scan_step(used_.size(), n_expert_, scan_coverage_);
         Prefetched& ahead = prefetched_[li & 1];  // what the previous layer copied ahead for this one
         if (ahead.layer != li || n != 1) ahead.experts.clear();
+        StreamedAhead& scan_ahead = streamed_ahead_;  // ... or, after a scan step, streamed ahead
+        if (scan_ahead.layer != li) scan_ahead.experts.clear();
+        const auto find_in = [](const std::vector<std::pair<int32_t, int32_t>>& v, int32_t x) {
+            return std::find_if(v.begin(), v.end(), [&](const auto& a) { return a.first == x; });
+        };
         for (int32_t x : used_) {
-            const auto pf = std::find_if(ahead.experts.begin(), ahead.experts.end(), [&](const auto& a) { return a.first == x; });
             if (slot_of_[id(li, x)] >= 0) hits_.push_back(x);
-            else if (pf != ahead.experts.end()) prefetch_hits_.push_back(*pf);
+            else if (const auto pf = find_in(ahead.experts, x); pf != ahead.experts.end()) prefetch_hits_.push_back(*pf);
+            else if (const auto sa = find_in(scan_ahead.experts, x); sa != scan_ahead.experts.end()) ahead_hits_.push_back(*sa);
             else stream_lane_.push_back(x);
         }
         const bool wait_prefetch = !prefetch_hits_.empty();
-        const size_t prefetched_before = ahead.experts.size();
+        const size_t prefetched_before = ahead.experts.size() + scan_ahead.experts.size();
+        const int ahead_half = scan_ahead.half;
         ahead.layer = -1, ahead.experts.clear();
+        scan_ahead.layer = -1, scan_ahead.experts.clear();
         choose_cpu_lane(L, li);
 
         // The CPU lane starts now, on its own thread (which drives the thread pool), when the GPU
@@ -265,7 +278,7 @@ public:
         // the GPU, so this thread returns without waiting for it. It needs the lane's sum and the
         // counter read through the GPU's mapping of page-locked memory (decode sizes).
         const bool early = overlap && early_combine_ && lane_done_.device_view() != nullptr &&
-                           mapped(host_cpu_out_, static_cast<uint64_t>(n * e) * sizeof(float)) != nullptr;
+                           lane_sum_view(static_cast<uint64_t>(n * e) * sizeof(float)) != nullptr;
         join_lane();  // the last lane's thread (its warming stopped while this thread planned)
         if (cpu_part) {
             if (early && ++lane_seq_ == 0) ++lane_seq_;  // 0 means "no counter to raise"
@@ -324,6 +337,14 @@ public:
         for (int32_t x : hits_) add_expert(x, slot_of_[id(li, x)]);
         for (const auto& [x, slot] : prefetch_hits_) add_expert(x, slot);
         close_set();
+        // Streamed ahead (the last step was a scan): computed right after the hits, so that their
+        // ring half is free again for this step's second chunk.
+        if (!ahead_hits_.empty()) {
+            open_set(ahead_half);
+            sets.back().copied_ahead = true;
+            for (const auto& [x, slot] : ahead_hits_) add_expert(x, slot);
+            close_set();
+        }
         // Streamed experts: chunks of one ring half each, alternating halves.
         stream_slots_.assign(stream_lane_.size(), -1);
         for (size_t i = 0; i < stream_lane_.size(); ++i) {
@@ -380,11 +401,15 @@ public:
             size_t streamed = 0;
             for (size_t si = 0; si < sets.size(); ++si) {
                 const LaunchSet& s = sets[si];
-                if (s.half >= 0) {
+                if (s.copied_ahead) {
+                    ahead_copied_.make_wait(stream);
+                } else if (s.half >= 0) {
                     half_free_[s.half].make_wait(copy_stream_.handle());
                     const int64_t in_chunk = std::min<int64_t>(half, static_cast<int64_t>(stream_lane_.size() - streamed));
+                    link_clock_.begin(copy_stream_.handle());
                     for (int64_t j = 0; j < in_chunk; ++j, ++streamed) copy_expert(L, stream_lane_[streamed], stream_slots_[streamed]);
                     copies_.submit(copy_stream_.handle());
+                    link_clock_.end(copy_stream_.handle());
                     half_copied_[s.half].record(copy_stream_.handle());
                     half_copied_[s.half].make_wait(stream);
                 }
@@ -424,7 +449,11 @@ public:
         // The next layer's likely experts go up behind this layer's copies, while the link would
         // otherwise wait for the CPU lane and the next layer's routing.
         if (predicted) predicted_.synchronize();  // queued behind the routing: done by now, mostly
-        const uint64_t copied_ahead = predicted ? copy_ahead(step, predicted, li) : 0;
+        uint64_t copied_ahead = predicted ? copy_ahead(step, predicted, li) : 0;
+        // After a scan step the next layer's experts that are not in VRAM go up behind this
+        // layer's copies, before its routing (experts/scan_steps.h).
+        // (Not beside a decode step's own copies ahead, which use the top of a half.)
+        if (scan && !predicted) copied_ahead += stream_ahead(li);
         // The lane, once its sum is done, reads the next layer's likely CPU experts into cache.
         const uint64_t warmed = predicted && lane_pending_ ? plan_warm(step, predicted, li) : 0;
         const double plan_s = seconds_since(t_start) - wait_s;
@@ -442,7 +471,7 @@ public:
                 if (overlap) await_lane();
                 else run_lane(), settle_lane();
             }
-            d_cpu_out = static_cast<const float*>(mapped(host_cpu_out_, static_cast<uint64_t>(n * e) * sizeof(float)));
+            d_cpu_out = static_cast<const float*>(lane_sum_view(static_cast<uint64_t>(n * e) * sizeof(float)));
             if (!d_cpu_out) {
                 float* copy = dev_cpu_out_.get<float>(g.pool(), static_cast<uint64_t>(n * e));
                 g.upload(copy, cpu_out, static_cast<uint64_t>(n * e) * sizeof(float));
@@ -470,14 +499,40 @@ public:
         std::vector<uint32_t>& streamed_ids = streamed_ids_;
         used_ids.clear(), streamed_ids.clear();
         for (int32_t x : used_) used_ids.push_back(id(li, x));
-        for (int32_t x : stream_lane_) streamed_ids.push_back(id(li, x));
-        for (const auto& [x, slot] : prefetch_hits_) {  // copied in too: as worth keeping as the streamed
-            streamed_ids.push_back(id(li, x));
-            stream_slots_.push_back(slot);
+        // Candidates: the streamed experts (and those copied ahead: as worth keeping) whose slot no
+        // later copy of this step reused. A step streaming more than a ring half wraps around the
+        // ring, its second chunk goes where the experts streamed ahead were, and the next layer's
+        // experts streamed ahead (scan steps) go to the half of its second-to-last chunk.
+        std::vector<int32_t>& slots = admissible_slots_;
+        slots.clear();
+        if (last_writer_.size() < owner_.size()) last_writer_.assign(owner_.size(), -1);
+        for (size_t i = 0; i < stream_lane_.size(); ++i) last_writer_[static_cast<size_t>(stream_slots_[i])] = static_cast<int32_t>(i);
+        const bool ahead_queued = streamed_ahead_.layer == li + 1;
+        if (ahead_queued) {
+            for (const auto& [x, slot] : streamed_ahead_.experts) last_writer_[static_cast<size_t>(slot)] = std::numeric_limits<int32_t>::max();
         }
-        policy_->record_use(used_ids);
+        for (size_t i = 0; i < stream_lane_.size(); ++i) {
+            if (last_writer_[static_cast<size_t>(stream_slots_[i])] != static_cast<int32_t>(i)) continue;
+            streamed_ids.push_back(id(li, stream_lane_[i]));
+            slots.push_back(stream_slots_[i]);
+        }
+        for (const auto& list : {&prefetch_hits_, &ahead_hits_}) {
+            for (const auto& [x, slot] : *list) {
+                if (last_writer_[static_cast<size_t>(slot)] >= 0) continue;
+                streamed_ids.push_back(id(li, x));
+                slots.push_back(slot);
+            }
+        }
+        for (int32_t slot : stream_slots_) last_writer_[static_cast<size_t>(slot)] = -1;
+        if (ahead_queued) {
+            for (const auto& [x, slot] : streamed_ahead_.experts) last_writer_[static_cast<size_t>(slot)] = -1;
+        }
+        // A scan step leaves the policy alone (experts/scan_steps.h); STRATA_TIERS_SCAN_ADMIT=1
+        // lets it admit, to compare.
+        const bool shapes_cache = !scan || scan_admits_;
+        if (shapes_cache) policy_->record_use(used_ids);
         uint64_t admitted = 0;
-        if (!streamed_ids.empty() && cache_count_ > 0) {
+        if (shapes_cache && !streamed_ids.empty() && cache_count_ > 0) {
             residents_.clear();
             for (uint64_t s = 0; s < cache_count_ + staging_count_; ++s)
                 if (owner_[s] >= 0) residents_.push_back(static_cast<uint32_t>(owner_[s]));
@@ -487,7 +542,7 @@ public:
                 const uint32_t in = d.admit[i], victim = d.evict[i];
                 const auto it = std::find(streamed_ids.begin(), streamed_ids.end(), in);
                 if (it == streamed_ids.end() || slot_of_[victim] < 0) continue;
-                const int32_t new_slot = stream_slots_[static_cast<size_t>(it - streamed_ids.begin())];
+                const int32_t new_slot = slots[static_cast<size_t>(it - streamed_ids.begin())];
                 const int32_t old_slot = slot_of_[victim];
                 slot_of_[victim] = -1;
                 owner_[static_cast<size_t>(old_slot)] = -1;
@@ -507,16 +562,17 @@ public:
             st.expert_uses += used_.size();
             st.hits += hits_.size();
             st.cpu_experts += cpu_lane_.size();
-            st.streamed_experts += stream_lane_.size() + prefetch_hits_.size();  // copied ahead: streamed too
+            st.streamed_experts += stream_lane_.size() + prefetch_hits_.size() + ahead_hits_.size();  // copied ahead: streamed too
             st.routed_pairs += static_cast<uint64_t>(pairs);
             st.hit_pairs += pairs_of(hits_);
             st.cpu_pairs += cpu_pairs_;
             st.streamed_pairs += pairs_of(stream_lane_);
-            for (const auto& [x, slot] : prefetch_hits_) st.streamed_pairs += by_expert_[static_cast<size_t>(x)].size();
+            for (const auto& list : {&prefetch_hits_, &ahead_hits_})
+                for (const auto& [x, slot] : *list) st.streamed_pairs += by_expert_[static_cast<size_t>(x)].size();
             st.admissions += admitted;
             st.bytes_streamed += (stream_lane_.size() + copied_ahead) * L.expert_bytes();
             st.prefetched += copied_ahead;
-            st.prefetch_hits += prefetch_hits_.size();
+            st.prefetch_hits += prefetch_hits_.size() + ahead_hits_.size();
             st.prefetch_offered += prefetched_before;
             st.lanes_awaited_by_gpu += early ? 1 : 0;
             st.warmed_experts += warmed;
@@ -525,6 +581,7 @@ public:
             st.bytes_cpu += cpu_lane_.size() * L.expert_bytes();
             st.seconds_wait_gpu += wait_s;
             st.seconds_plan += plan_s + seconds_since(t_policy);  // the policy's decisions too
+            st.seconds_link += link_clock_.collect();
             st.seconds_lane_to_routing += lane_to_routing_s;
             st.seconds_routing_to_lane += routing_to_lane_s;
             st.seconds_lane_wake += lane_wake_s;
@@ -543,6 +600,7 @@ public:
     void end_forward(gpu::GpuContext&) override {
         await_lane();
         for (Prefetched& p : prefetched_) p.layer = -1, p.experts.clear();
+        streamed_ahead_.layer = -1, streamed_ahead_.experts.clear();
     }
     bool predicts_next_layer() const override { return options_.prefetch > 0; }
 
@@ -562,6 +620,15 @@ private:
         return bytes <= kMappedTransferBytes ? a.buffer.device_view() : nullptr;
     }
     static constexpr uint64_t kMappedTransferBytes = 64 << 10;
+    // The CPU lane's sum as the combine reads it: through the mapping (as mapped() decides, or at
+    // any size with STRATA_TIERS_LANE_SUM=mapped, to compare), else null (a copy).
+    void* lane_sum_view(uint64_t bytes) const {
+        return lane_sum_mapped_ ? host_cpu_out_.buffer.device_view() : mapped(host_cpu_out_, bytes);
+    }
+    bool lane_sum_mapped_ = [] {
+        const char* v = std::getenv("STRATA_TIERS_LANE_SUM");
+        return v != nullptr && std::strcmp(v, "mapped") == 0;
+    }();
 
     // The step's ids and weights into host_ids_ (rows of k per token: ids, weights, then room for
     // the predicted ids) and h into host_h_. Written by kernels through the buffers' GPU mapping
@@ -621,9 +688,45 @@ private:
         }
         if (set.experts.empty()) return 0;
         step_done_.make_wait(copy_stream_.handle());
+        link_clock_.begin(copy_stream_.handle());
         for (const auto& [x, slot] : set.experts) copy_expert(layers_[static_cast<size_t>(nli)], x, slot);
         copies_.submit(copy_stream_.handle());
+        link_clock_.end(copy_stream_.handle());
         prefetch_copied_[nli & 1].record(copy_stream_.handle());
+        return set.experts.size();
+    }
+
+    // After a scan step of tier layer li: up to a ring half of the next layer's experts that are
+    // not in VRAM (hottest first, experts/scan_steps.h) copied into the half the next chunk would
+    // use, behind this step's copies. The next step computes the ones it uses first of its
+    // streamed experts (a launch set of that half). Returns how many were copied.
+    uint64_t stream_ahead(int64_t li) {
+        const int64_t nli = li + 1;
+        const auto half = static_cast<int64_t>(staging_count_ / 2);
+        if (!stream_ahead_enabled_ || options_.miss_lane == "cpu" || static_cast<size_t>(nli) >= layers_.size() || half <= 0)
+            return 0;
+        ahead_candidates_.clear();
+        for (uint32_t x = 0; x < n_expert_; ++x) {
+            const uint32_t key = id(nli, static_cast<int32_t>(x));
+            if (slot_of_[key] < 0) ahead_candidates_.push_back({static_cast<int32_t>(x), policy_->heat(key)});
+        }
+        choose_copy_ahead(ahead_candidates_, static_cast<size_t>(half), ahead_choice_);
+        if (ahead_choice_.empty()) return 0;
+        const int h = static_cast<int>(chunk_counter_ % 2);
+        ++chunk_counter_;  // the next step's chunks start in the other half
+        StreamedAhead& set = streamed_ahead_;
+        set.layer = nli, set.half = h, set.experts.clear();
+        for (size_t j = 0; j < ahead_choice_.size(); ++j)
+            set.experts.emplace_back(ahead_choice_[j], staging_[static_cast<size_t>(h * half) + j]);
+        // The half's last readers: a chunk of this step or an earlier one (half_free_), or a decode
+        // step that computed experts copied ahead there among its hits (its end, step_done_).
+        step_done_.make_wait(copy_stream_.handle());
+        half_free_[h].make_wait(copy_stream_.handle());
+        link_clock_.begin(copy_stream_.handle());
+        for (const auto& [x, slot] : set.experts) copy_expert(layers_[static_cast<size_t>(nli)], x, slot);
+        copies_.submit(copy_stream_.handle());
+        link_clock_.end(copy_stream_.handle());
+        ahead_copied_.record(copy_stream_.handle());
         return set.experts.size();
     }
 
@@ -998,6 +1101,33 @@ private:
     } prefetched_[2];
     gpu::GpuEvent prefetch_copied_[2];
     std::vector<std::pair<int32_t, int32_t>> prefetch_hits_;  // this step's used experts found there
+    // Scan steps (stream_ahead): the next layer's experts copied ahead of its routing into staging
+    // half `half`, as (expert, slot); the event marks their copies. layer -1: none.
+    struct StreamedAhead {
+        int64_t layer = -1;
+        int half = 0;
+        std::vector<std::pair<int32_t, int32_t>> experts;
+    } streamed_ahead_;
+    gpu::GpuEvent ahead_copied_;
+    LinkClock link_clock_;  // the copy stream's busy time, for the statistics
+    std::vector<std::pair<int32_t, int32_t>> ahead_hits_;  // this step's used experts found there
+    std::vector<AheadCandidate> ahead_candidates_;
+    std::vector<int32_t> ahead_choice_;
+    // To compare: STRATA_TIERS_STREAM_AHEAD=0 turns the copies ahead of scan steps off, and
+    // STRATA_TIERS_SCAN_ADMIT=1 lets scan steps shape the cache.
+    bool stream_ahead_enabled_ = [] {
+        const char* v = std::getenv("STRATA_TIERS_STREAM_AHEAD");
+        return v == nullptr || std::strcmp(v, "0") != 0;
+    }();
+    // STRATA_TIERS_SCAN_COVERAGE sets another threshold (tests make the fixtures' small steps scans).
+    double scan_coverage_ = [] {
+        const char* v = std::getenv("STRATA_TIERS_SCAN_COVERAGE");
+        return v ? std::atof(v) : kScanCoverage;
+    }();
+    bool scan_admits_ = [] {
+        const char* v = std::getenv("STRATA_TIERS_SCAN_ADMIT");
+        return v != nullptr && std::strcmp(v, "1") == 0;
+    }();
     std::vector<TierLayer> layers_;
     std::vector<int32_t> layer_index_;  // model layer → position in layers_, or -1
     uint32_t n_expert_ = 0;
@@ -1020,6 +1150,8 @@ private:
     uint64_t cpu_pairs_ = 0;
     int64_t step_k_ = 1;
     std::vector<uint32_t> residents_, used_ids_, streamed_ids_;
+    std::vector<int32_t> admissible_slots_;  // the slots of streamed_ids_
+    std::vector<int32_t> last_writer_;       // by slot: the stream lane's last expert copied there, or -1
     std::vector<LaunchSet> sets_;
     std::vector<MatmulJob> gate_up_jobs_, down_jobs_;
     std::vector<int32_t> cpu_tokens_;  // the token of each of the CPU lane's pairs

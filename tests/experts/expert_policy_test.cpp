@@ -78,9 +78,21 @@ TEST(ExpertPolicyHeat, RanksAsThePolicyKeeps) {
     LfuDecayPolicy lfu(3, 0.5);
     lfu.record_use(std::vector<uint32_t>{0, 1});
     lfu.record_use(std::vector<uint32_t>{0});
-    for (uint32_t id = 0; id < 3; ++id) EXPECT_DOUBLE_EQ(lfu.heat(id), lfu.score(id));
+    EXPECT_GT(lfu.score(0), lfu.score(1));  // 1.5 against 0.5
     EXPECT_GT(lfu.heat(0), lfu.heat(1));
+    EXPECT_GT(lfu.score(1), lfu.score(2));  // never used: 0
     EXPECT_GT(lfu.heat(1), lfu.heat(2));
+    // Scores last updated at different steps: 2 uses at steps 3 and 4 (1.5, so 0.75 at step 5)
+    // against one at step 5 (1). Heat ranks them as their scores do, then and two steps later.
+    LfuDecayPolicy later(2, 0.5);
+    for (const std::vector<uint32_t>& step : {std::vector<uint32_t>{}, {}, {0}, {0}, {1}}) later.record_use(step);
+    EXPECT_DOUBLE_EQ(later.score(0), 0.75);
+    EXPECT_DOUBLE_EQ(later.score(1), 1.0);
+    EXPECT_LT(later.heat(0), later.heat(1));
+    later.record_use(std::vector<uint32_t>{}), later.record_use(std::vector<uint32_t>{});
+    EXPECT_LT(later.heat(0), later.heat(1));
+    later.record_use(std::vector<uint32_t>{0});  // step 8: 0.75 / 8 + 1 against 1 / 8
+    EXPECT_GT(later.heat(0), later.heat(1));
 }
 
 // Decay makes old popularity fade: after the hot set moves, the new experts overtake.

@@ -123,13 +123,24 @@ TEST_P(GpuExpertTiersExact, StreamedEqualsResidentBitForBit) {
     auto resident = load_model_on(*file, ComputeOptions{.device = ComputeDevice::Gpu});
     ASSERT_TRUE(resident) << resident.status().message();
     const std::vector<float> want = logits_of(**resident);
-    for (int64_t slots : {0, 5}) {
-        GpuPlacement placement;
-        auto tiered = load_tiered(*file, TierCase{GetParam(), slots, "stream"}, &placement);
-        ASSERT_TRUE(tiered) << tiered.status().message();
-        const std::vector<float> got = logits_of(**tiered);
-        EXPECT_EQ(values_differing(got, want), 0u) << "slots " << slots;
-        EXPECT_GT(placement.stats->streamed_experts, 0u);
+    // Steps that use a quarter of a layer's experts made scan steps, which copy the next layer's
+    // experts ahead of its routing (experts/scan_steps.h) through the staging ring, here also a
+    // ring of two and of four slots (halves of one and two experts) that every layer wraps around
+    // many times. (Twelve tokens use half to three quarters of a fixture layer's experts.)
+    for (int64_t staging : {-1, 2, 4}) {
+        for (int64_t slots : {0, 5}) {
+            GpuPlacement placement;
+            setenv("STRATA_TIERS_SCAN_COVERAGE", "0.25", 1);
+            auto tiered = load_tiered(*file, TierCase{GetParam(), slots, "stream"}, &placement, kDefaultExpertPrefetch, staging);
+            unsetenv("STRATA_TIERS_SCAN_COVERAGE");
+            ASSERT_TRUE(tiered) << tiered.status().message();
+            const std::vector<float> got = logits_of(**tiered);
+            EXPECT_EQ(values_differing(got, want), 0u) << "slots " << slots << ", staging " << staging;
+            const GpuExpertTierStats& st = *placement.stats;
+            EXPECT_GT(st.streamed_experts, 0u);
+            EXPECT_GT(st.prefetch_hits, 0u) << "slots " << slots << ", staging " << staging;
+            EXPECT_EQ(st.admissions, 0u);  // scan steps leave the cache as it was filled
+        }
     }
 }
 
