@@ -27,6 +27,7 @@
 #include "experts/link_clock.h"
 #include "experts/miss_lanes.h"
 #include "experts/scan_steps.h"
+#include "experts/tier_timeline.h"
 #include "plan/model_bytes.h"
 
 namespace strata {
@@ -192,6 +193,7 @@ public:
         const int64_t ff = L.host.gate.ne[1];
         if (n == 0) return;
         if (!calibrated_) calibrate(L, e, cpu);
+        timeline_.begin_pass(n, g.stream());
 
         // 1. The routing (then the next layer's predicted experts, for prefetch) and the normed
         // input the CPU lane may need come to the host: host buffers [ids | weights | predicted]
@@ -213,6 +215,7 @@ public:
         void* stream = g.stream();
         fetch_routing(step, ids, h, g);
         routed_.record(stream);
+        timeline_.mark(stream, "L{} gpu routed", li);
         if (predicted) {
             (*step.queue_prediction)();
             fetch_prediction(step, predicted, g);
@@ -221,6 +224,7 @@ public:
         const auto t_wait = Clock::now();
         routed_.synchronize();
         const auto t_routed = Clock::now();
+        timeline_.host_mark("L{} host has routing", li);
         const bool lane_was_pending = lane_pending_;
         release_lane();  // its sum is done: the GPU passed the combine that waited for it
         const auto t_joined = Clock::now();
@@ -370,7 +374,12 @@ public:
             for (size_t s = 0; s < sets.size(); ++s) counts[s] = static_cast<int32_t>(sets[s].tiles);
             // By a kernel reading the host buffer where it is mapped (see fetch_routing).
             uint8_t* d_plan = dev_plan_.get<uint8_t>(g.pool(), layout.bytes);
-            if (void* view = mapped(host_plan_, layout.bytes)) gpu::gpu_copy_words(d_plan, view, layout.bytes, g);
+            // Through the mapping at any size: a copy would wait for a copy engine behind the
+            // experts streamed ahead (a prompt's plan is ~80 KB; it waited ~1.8 ms a layer,
+            // holding up the hits; bench/results/2026-11-30-scan-steps). STRATA_TIERS_PLAN_UPLOAD=copy
+            // copies a plan over 64 KiB, to compare.
+            void* view = plan_copied_ ? mapped(host_plan_, layout.bytes) : host_plan_.buffer.device_view();
+            if (view) gpu::gpu_copy_words(d_plan, view, layout.bytes, g);
             else g.upload(d_plan, plan_host, layout.bytes);
             auto* d_sorted = reinterpret_cast<int32_t*>(d_plan + layout.sorted);
             auto* d_tiles = reinterpret_cast<int32_t*>(d_plan + layout.tiles);
@@ -406,13 +415,17 @@ public:
                 } else if (s.half >= 0) {
                     half_free_[s.half].make_wait(copy_stream_.handle());
                     const int64_t in_chunk = std::min<int64_t>(half, static_cast<int64_t>(stream_lane_.size() - streamed));
+                    timeline_.mark(copy_stream_.handle(), "L{} copy start set{} ({} experts)", li, si, in_chunk);
                     link_clock_.begin(copy_stream_.handle());
                     for (int64_t j = 0; j < in_chunk; ++j, ++streamed) copy_expert(L, stream_lane_[streamed], stream_slots_[streamed]);
                     copies_.submit(copy_stream_.handle());
                     link_clock_.end(copy_stream_.handle());
+                    queued_on_link(static_cast<uint64_t>(in_chunk) * L.expert_bytes());
+                    timeline_.mark(copy_stream_.handle(), "L{} copy end set{}", li, si);
                     half_copied_[s.half].record(copy_stream_.handle());
                     half_copied_[s.half].make_wait(stream);
                 }
+                timeline_.mark(stream, "L{} compute start set{} ({} pairs)", li, si, s.count);
                 gpu::MoePlan plan;
                 plan.tile_columns = tile_width;
                 plan.max_tile_pairs = static_cast<int>(std::min<int64_t>(tile_width, n));  // an expert's pairs are distinct tokens
@@ -438,6 +451,7 @@ public:
                 if (gx) gpu::gpu_quantize_q8_rows(gate, s.first, s.count, *gx, g);
                 gpu::gpu_matmul_experts_rows(L.down, plan, gate, gpu::MoeRows::Sorted, 1, out, gpu::MoeRows::Pair, g, gx);
                 if (s.half >= 0) half_free_[s.half].record(stream);
+                timeline_.mark(stream, "L{} compute end set{}", li, si);
             }
             // Rows of pairs the CPU computes are zero with weight zero: the bias there is dropped
             // by the combine.
@@ -492,6 +506,9 @@ public:
             gpu::gpu_rms_norm(step.x, step.next_norm, n, e, step.eps, step.h_next, g, step.hq_next);
         }
         step_done_.record(stream);
+        timeline_.mark(stream, "L{} combine end", li);
+        timeline_.host_mark("L{} host queued the combine (hits {}, streamed ahead {}, streamed {}, CPU {})", li, hits_.size(),
+                            ahead_hits_.size(), stream_lane_.size(), cpu_lane_.size());
 
         // 6. The policy: streamed experts it admits keep their slot; the victim's joins the ring.
         const auto t_policy = Clock::now();
@@ -597,8 +614,9 @@ public:
 
     // The experts copied ahead belong to this forward pass's steps only; the last step's lane
     // ends with the pass.
-    void end_forward(gpu::GpuContext&) override {
+    void end_forward(gpu::GpuContext& g) override {
         await_lane();
+        timeline_.end_pass(g, copy_stream_);
         for (Prefetched& p : prefetched_) p.layer = -1, p.experts.clear();
         streamed_ahead_.layer = -1, streamed_ahead_.experts.clear();
     }
@@ -620,14 +638,23 @@ private:
         return bytes <= kMappedTransferBytes ? a.buffer.device_view() : nullptr;
     }
     static constexpr uint64_t kMappedTransferBytes = 64 << 10;
-    // The CPU lane's sum as the combine reads it: through the mapping (as mapped() decides, or at
-    // any size with STRATA_TIERS_LANE_SUM=mapped, to compare), else null (a copy).
+    // The CPU lane's sum as the combine reads it: through the mapping at any size where the
+    // runtime maps page-locked memory, else null (a copy). A prompt's sum (megabytes) would cross
+    // faster by a copy, but that copy waits for a copy engine behind the experts being streamed,
+    // and the host must wait for the lane to queue it; read where it lies, the combine is queued
+    // at once and waits for the lane on the GPU (early combine). Every expert in RAM, pp512: 1,553
+    // against 1,445 tok/s (bench/results/2026-11-30-scan-steps). STRATA_TIERS_LANE_SUM=copy
+    // copies a sum over 64 KiB, to compare.
     void* lane_sum_view(uint64_t bytes) const {
-        return lane_sum_mapped_ ? host_cpu_out_.buffer.device_view() : mapped(host_cpu_out_, bytes);
+        return lane_sum_copied_ ? mapped(host_cpu_out_, bytes) : host_cpu_out_.buffer.device_view();
     }
-    bool lane_sum_mapped_ = [] {
+    bool plan_copied_ = [] {
+        const char* v = std::getenv("STRATA_TIERS_PLAN_UPLOAD");
+        return v != nullptr && std::strcmp(v, "copy") == 0;
+    }();
+    bool lane_sum_copied_ = [] {
         const char* v = std::getenv("STRATA_TIERS_LANE_SUM");
-        return v != nullptr && std::strcmp(v, "mapped") == 0;
+        return v != nullptr && std::strcmp(v, "copy") == 0;
     }();
 
     // The step's ids and weights into host_ids_ (rows of k per token: ids, weights, then room for
@@ -692,6 +719,7 @@ private:
         for (const auto& [x, slot] : set.experts) copy_expert(layers_[static_cast<size_t>(nli)], x, slot);
         copies_.submit(copy_stream_.handle());
         link_clock_.end(copy_stream_.handle());
+        queued_on_link(set.experts.size() * layers_[static_cast<size_t>(nli)].expert_bytes());
         prefetch_copied_[nli & 1].record(copy_stream_.handle());
         return set.experts.size();
     }
@@ -722,10 +750,13 @@ private:
         // step that computed experts copied ahead there among its hits (its end, step_done_).
         step_done_.make_wait(copy_stream_.handle());
         half_free_[h].make_wait(copy_stream_.handle());
+        timeline_.mark(copy_stream_.handle(), "L{} copy ahead start ({} experts of L{})", li, set.experts.size(), nli);
         link_clock_.begin(copy_stream_.handle());
         for (const auto& [x, slot] : set.experts) copy_expert(layers_[static_cast<size_t>(nli)], x, slot);
         copies_.submit(copy_stream_.handle());
         link_clock_.end(copy_stream_.handle());
+        queued_on_link(set.experts.size() * layers_[static_cast<size_t>(nli)].expert_bytes());
+        timeline_.mark(copy_stream_.handle(), "L{} copy ahead end", li);
         ahead_copied_.record(copy_stream_.handle());
         return set.experts.size();
     }
@@ -849,7 +880,8 @@ private:
             const double heat = warm ? std::numeric_limits<double>::lowest() : policy_->heat(id(li, x));
             misses_.push_back({x, static_cast<int64_t>(by_expert_[static_cast<size_t>(x)].size()), heat});
         }
-        const MissSplit& split = lanes_.split(misses_, L.expert_bytes());
+        const double backlog_s = link_backlog_on_ ? std::max(0.0, std::chrono::duration<double>(link_free_at_ - Clock::now()).count()) : 0.0;
+        const MissSplit& split = lanes_.split(misses_, L.expert_bytes(), backlog_s);
         cpu_lane_ = split.cpu;
         warm_offered_ = warmed_layer_ == li ? warmed_.size() : 0;
         warm_used_ = 0;
@@ -931,6 +963,15 @@ private:
         if (!out) return Status::error("the expert biases ({} bytes) do not fit in VRAM: {}", bytes, error);
         ctx.upload(out.data(), w.data, bytes);
         return Status::ok();
+    }
+
+    // When the link will be done with what is queued on it, by the measured link speed: a batch
+    // of `bytes` queued now starts once the link is free. Copies that wait for a ring half start
+    // later, so this is the earliest the link can be free.
+    void queued_on_link(uint64_t bytes) {
+        const auto now = Clock::now();
+        const auto seconds = std::chrono::duration<double>(static_cast<double>(bytes) / (link_gbps_ * 1e9));
+        link_free_at_ = std::max(link_free_at_, now) + std::chrono::duration_cast<Clock::duration>(seconds);
     }
 
     // Gathers the expert's three parts into copies_ (queued by copies_.submit on the copy stream).
@@ -1109,7 +1150,17 @@ private:
         std::vector<std::pair<int32_t, int32_t>> experts;
     } streamed_ahead_;
     gpu::GpuEvent ahead_copied_;
-    LinkClock link_clock_;  // the copy stream's busy time, for the statistics
+    Clock::time_point link_free_at_{};  // queued_on_link
+    // STRATA_TIERS_LINK_BACKLOG=0 leaves the link's backlog out of the CPU lane's share, to compare.
+    bool link_backlog_on_ = [] {
+        const char* v = std::getenv("STRATA_TIERS_LINK_BACKLOG");
+        return v == nullptr || std::strcmp(v, "0") != 0;
+    }();
+    LinkClock link_clock_{[] {  // the copy stream's busy time, for the statistics
+        const char* v = std::getenv("STRATA_TIERS_LINK_CLOCK");
+        return v == nullptr || std::strcmp(v, "0") != 0;
+    }()};
+    TierTimeline timeline_;  // a diagnostic (STRATA_TIERS_TIMELINE)
     std::vector<std::pair<int32_t, int32_t>> ahead_hits_;  // this step's used experts found there
     std::vector<AheadCandidate> ahead_candidates_;
     std::vector<int32_t> ahead_choice_;

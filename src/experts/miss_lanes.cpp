@@ -5,7 +5,7 @@
 
 namespace strata {
 
-const MissSplit& MissLanes::split(std::vector<MissedExpert>& misses, uint64_t expert_bytes) {
+const MissSplit& MissLanes::split(std::vector<MissedExpert>& misses, uint64_t expert_bytes, double link_backlog_s) {
     MissSplit& s = split_;
     s.cpu.clear(), s.streamed.clear();
     s.decode_like = false, s.predicted_cpu_s = 0;
@@ -25,7 +25,7 @@ const MissSplit& MissLanes::split(std::vector<MissedExpert>& misses, uint64_t ex
         } else {
             for (const MissedExpert& m : misses) {
                 const double cost = cpu_cost(m.tokens);
-                if (mode_ != "cpu" && cpu_total + cost > copy_total - copy_one) break;
+                if (mode_ != "cpu" && cpu_total + cost > std::max(0.0, link_backlog_s) + copy_total - copy_one) break;
                 cpu_total += cost;
                 copy_total -= copy_one;
                 ++moved;

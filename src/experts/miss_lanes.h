@@ -5,7 +5,7 @@
 // machine. Both lanes run at once, so a layer costs the longer of the two.
 // - Prompt-like steps (an expert with more than two tokens) go by a cost model: the CPU takes
 //   misses, fewest tokens first, while its predicted time stays within the copies' time of what
-//   is left. The CPU's per-expert and per-token costs are measured at start-up (set_cpu_costs)
+//   is left (after the copies already queued for the link). The CPU's per-expert and per-token costs are measured at start-up (set_cpu_costs)
 //   and scaled by what CPU steps really took (cpu_feedback). Every 32 such steps without a CPU
 //   share, one miss goes to the CPU anyway, so that a model that once judged the CPU too slow is
 //   checked against what it really does.
@@ -55,7 +55,10 @@ public:
 
     // Splits one step's misses (any order; sorted here, in the order of choice); the result stays
     // valid until the next call. Neither allocates once its vectors have grown to a step's size.
-    const MissSplit& split(std::vector<MissedExpert>& misses, uint64_t expert_bytes);
+    // link_backlog_s: how long the link is still busy with copies queued before this step's (the
+    // experts a scan step streamed ahead for it): the GPU's part cannot end before those and this
+    // step's copies are done, so the CPU lane has that much longer too (prompt-like steps).
+    const MissSplit& split(std::vector<MissedExpert>& misses, uint64_t expert_bytes, double link_backlog_s = 0);
     // After a step (ignored unless the last split was decode-like): whether the GPU's part (the copies and the products
     // after them) was already done when the CPU lane ended. A CPU that finished first takes a
     // bigger share next time, one that finished last a smaller.

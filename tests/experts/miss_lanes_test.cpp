@@ -11,8 +11,8 @@ namespace strata {
 namespace {
 
 // MissLanes::split on a list written in place (it sorts its argument); a copy of the result.
-MissSplit split(MissLanes& lanes, std::vector<MissedExpert> misses, uint64_t expert_bytes) {
-    return lanes.split(misses, expert_bytes);
+MissSplit split(MissLanes& lanes, std::vector<MissedExpert> misses, uint64_t expert_bytes, double backlog_s = 0) {
+    return lanes.split(misses, expert_bytes, backlog_s);
 }
 
 std::vector<MissedExpert> decode_misses(int n) {  // one token each, heat = 10 × expert id
@@ -102,6 +102,19 @@ TEST(MissLanes, PromptStepsFollowTheCostModel) {
     // That step took twice the prediction: the scale moves a tenth of the way, 1 → 1.1.
     lanes.cpu_feedback(3.4e-3);
     EXPECT_NEAR(lanes.cpu_scale(), 1.1, 1e-12);
+}
+
+// Copies queued before the step's own (a backlog of 2 ms on the link) give the CPU that much longer:
+// of the misses above, the 5-token one (1.7 + 1.9 = 3.6 ms against 2 + 3 - 1 = 4 ms of copies) now
+// goes to the CPU too, the 10-token one (3.6 + 2.4 = 6 ms against 2 + 2 - 1 = 3 ms) does not.
+TEST(MissLanes, LinkBacklogLengthensTheCpuLane) {
+    MissLanes lanes("auto");
+    lanes.set_link(10.0);
+    lanes.set_cpu_costs(1.5e-3, 1e-4);
+    const MissSplit& s = split(lanes, {{4, 20, 0}, {9, 5, 0}, {2, 3, 0}, {7, 10, 0}}, 10'000'000, 2e-3);
+    EXPECT_EQ(s.cpu, (std::vector<int32_t>{2, 9}));
+    EXPECT_EQ(s.streamed, (std::vector<int32_t>{4, 7}));
+    EXPECT_NEAR(s.predicted_cpu_s, 3.6e-3, 1e-12);
 }
 
 // A CPU the model judges too slow still gets one miss every 32 prompt-like steps.

@@ -1,0 +1,89 @@
+#pragma once
+// A diagnostic for the GPU expert tiers: the timeline of one prompt forward pass, as events on the
+// compute and copy streams and moments on the host, printed to stderr when the pass ends. It
+// showed, for one, the hits of a prompt step waiting for a copy engine behind the experts streamed
+// ahead (bench/results/2026-11-30-scan-steps). STRATA_TIERS_TIMELINE=N records the N-th pass of
+// more than one token; unset, every call is one test of a flag.
+//
+//   timeline.begin_pass(n_tokens, stream);        // at a pass's first layer step
+//   timeline.mark(stream, "L{} copy start", li);  // GPU: when the stream reaches this point
+//   timeline.host_mark("L{} host has routing", li);
+//   timeline.end_pass(ctx, copy_stream);          // waits for both streams, prints, stops
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/gpu/device_runtime.h"
+
+namespace strata {
+
+class TierTimeline {
+public:
+    TierTimeline() {
+        if (const char* v = std::getenv("STRATA_TIERS_TIMELINE")) want_pass_ = std::atoi(v);
+    }
+    bool on() const { return on_; }
+
+    // At the first layer step of a forward pass (once per pass: until end_pass).
+    void begin_pass(int64_t n_tokens, void* stream) {
+        if (want_pass_ <= 0 || in_pass_) return;
+        in_pass_ = true;
+        if (n_tokens > 1) ++pass_;
+        on_ = n_tokens > 1 && pass_ == want_pass_;
+        if (!on_) return;
+        base_.record(stream);
+        base_.synchronize();
+        host_base_ = Clock::now();
+        used_ = 0;
+        host_.clear();
+    }
+    template <typename... Args>
+    void mark(void* stream, fmt::format_string<Args...> format, Args&&... args) {
+        if (!on_) return;
+        if (used_ == events_.size()) events_.push_back(std::make_unique<gpu::GpuEvent>());
+        events_[used_]->record(stream);
+        if (labels_.size() <= used_) labels_.resize(used_ + 1);
+        labels_[used_++] = fmt::format(format, std::forward<Args>(args)...);
+    }
+    template <typename... Args>
+    void host_mark(fmt::format_string<Args...> format, Args&&... args) {
+        if (!on_) return;
+        host_.emplace_back(std::chrono::duration<double, std::milli>(Clock::now() - host_base_).count(),
+                           fmt::format(format, std::forward<Args>(args)...));
+    }
+    // Prints the recorded pass (ms since its start, GPU and host rows in time order) once both
+    // streams are done.
+    void end_pass(gpu::GpuContext& ctx, gpu::GpuStream& copy_stream) {
+        in_pass_ = false;
+        if (!on_) return;
+        on_ = false;
+        ctx.synchronize();
+        copy_stream.synchronize();
+        std::vector<std::pair<double, std::string>> rows = host_;
+        for (auto& row : rows) row.second = "host " + row.second;
+        for (size_t i = 0; i < used_; ++i) rows.emplace_back(events_[i]->ms_since(base_), "gpu  " + labels_[i]);
+        std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (const auto& [ms, label] : rows) std::fprintf(stderr, "timeline %9.3f %s\n", ms, label.c_str());
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    int want_pass_ = 0, pass_ = 0;
+    bool in_pass_ = false, on_ = false;
+    gpu::GpuEvent base_;
+    Clock::time_point host_base_;
+    std::vector<std::unique_ptr<gpu::GpuEvent>> events_;
+    std::vector<std::string> labels_;
+    size_t used_ = 0;
+    std::vector<std::pair<double, std::string>> host_;
+};
+
+}  // namespace strata
