@@ -13,9 +13,16 @@
 //     per expert and per token): misses with few tokens go to the CPU until the CPU's share
 //     takes as long as copying the rest. Decode (one token) thus uses DRAM and PCIe bandwidth at
 //     once; prompts stream most experts, double-buffered, while the CPU takes the small ones;
-//   - the CPU part and the GPU part run at the same time; the CPU's sum is uploaded and added
-//     to the residual on the GPU's stream. A streamed expert the policy admits keeps its slot
-//     (the victim's slot joins the ring instead), so admissions cost no extra copy.
+//   - the CPU part and the GPU part run at the same time; the GPU reads the CPU's sum where it
+//     lies in page-locked memory and adds it to the residual on its stream. A streamed expert the
+//     policy admits keeps its slot (the victim's slot joins the ring instead), so admissions cost
+//     no extra copy.
+//   - a step that uses most of its layer's experts (a scan step: a prompt batch; scan_steps.h)
+//     leaves the cache policy alone, and copies the next layer's uncached experts ahead of its
+//     routing, so that the link does not wait for the GPU's routing between layers. Nothing small
+//     the GPU needs at once (a step's plan, the CPU's sum) goes by a copy engine, where it would
+//     queue behind the experts being streamed: kernels read it through the mapping.
+//   - STRATA_TIERS_TIMELINE=N prints the N-th prompt pass's events on both streams (a diagnostic).
 //
 //   GpuExpertTierOptions o;  o.cache_slots = plan.vram_expert_slots;
 //   auto tiers = make_gpu_expert_tiers(gguf, gpu_ctx, o);   // fills the cache, measures the link
