@@ -193,7 +193,7 @@ public:
         const int64_t ff = L.host.gate.ne[1];
         if (n == 0) return;
         if (!calibrated_) calibrate(L, e, cpu);
-        timeline_.begin_pass(n, g.stream());
+        timeline_.begin_pass(g.stream());
 
         // 1. The routing (then the next layer's predicted experts, for prefetch) and the normed
         // input the CPU lane may need come to the host: host buffers [ids | weights | predicted]
@@ -295,7 +295,9 @@ public:
             if (!cpu_lane_task_) cpu_lane_task_ = std::make_unique<BackgroundTask>(cpu.pool().spin_us());
             lane_started_ = Clock::now();
             lane_computed_.store(false, std::memory_order_relaxed);
+            lane_layer_ = li;
             cpu_lane_task_->start(lane_fn_);
+            timeline_.host_mark("L{} host started the CPU lane ({} experts)", li, cpu_lane_.size());
             lane_pending_ = true;
         }
 
@@ -481,6 +483,7 @@ public:
         if (cpu_part) {
             if (early) {
                 gpu::gpu_wait_host_word(static_cast<const uint32_t*>(lane_done_.device_view()), lane_seq_, g);
+                timeline_.mark(stream, "L{} gpu saw the CPU lane's end", li);
             } else {
                 if (overlap) await_lane();
                 else run_lane(), settle_lane();
@@ -715,11 +718,13 @@ private:
         }
         if (set.experts.empty()) return 0;
         step_done_.make_wait(copy_stream_.handle());
+        timeline_.mark(copy_stream_.handle(), "L{} copy ahead start ({} predicted experts of L{})", li, set.experts.size(), nli);
         link_clock_.begin(copy_stream_.handle());
         for (const auto& [x, slot] : set.experts) copy_expert(layers_[static_cast<size_t>(nli)], x, slot);
         copies_.submit(copy_stream_.handle());
         link_clock_.end(copy_stream_.handle());
         queued_on_link(set.experts.size() * layers_[static_cast<size_t>(nli)].expert_bytes());
+        timeline_.mark(copy_stream_.handle(), "L{} copy ahead end", li);
         prefetch_copied_[nli & 1].record(copy_stream_.handle());
         return set.experts.size();
     }
@@ -850,6 +855,8 @@ private:
                 throw;
             }
             settle_lane();
+            timeline_.host_mark_at(lane_begin_, "L{} CPU lane began", lane_layer_);
+            timeline_.host_mark_at(lane_end_, "L{} CPU lane ended (its sum, not its warming)", lane_layer_);
         }
         join_lane();
     }
@@ -869,6 +876,8 @@ private:
         if (!lane_joinable_) return;
         lane_joinable_ = false;
         cpu_lane_task_->wait();  // rethrows what the lane threw (its pair lists are cleared)
+        timeline_.host_mark_at(lane_begin_, "L{} CPU lane began", lane_layer_);
+        timeline_.host_mark_at(lane_end_, "L{} CPU lane ended (its sum, not its warming)", lane_layer_);
     }
 
     // The misses' lanes (experts/miss_lanes.h): cpu_lane_ and stream_lane_ from stream_lane_.
@@ -1105,6 +1114,7 @@ private:
     std::vector<int32_t> lane_experts_;        // its experts
     double lane_seconds_ = 0.0;                // written by the lane, read once it is awaited
     Clock::time_point lane_started_, lane_begin_, lane_end_;  // start call; the lane's first and last moments
+    int64_t lane_layer_ = -1;  // (for the timeline)
     bool lane_gpu_first_ = false;
     std::atomic<bool> gpu_part_queued_{false};  // experts_done_ is recorded for the lane's step
     // Early combine (STRATA_TIERS_EARLY_COMBINE=0 turns it off, to compare): the counter in

@@ -1,11 +1,12 @@
 #pragma once
-// A diagnostic for the GPU expert tiers: the timeline of one prompt forward pass, as events on the
-// compute and copy streams and moments on the host, printed to stderr when the pass ends. It
-// showed, for one, the hits of a prompt step waiting for a copy engine behind the experts streamed
-// ahead (bench/results/2026-11-30-scan-steps). STRATA_TIERS_TIMELINE=N records the N-th pass of
-// more than one token; unset, every call is one test of a flag.
+// A diagnostic for the GPU expert tiers: the timeline of one forward pass (a prompt batch or a
+// decode step), as events on the compute and copy streams and moments on the host, printed to
+// stderr when the pass ends. It showed, for one, the hits of a prompt step waiting for a copy
+// engine behind the experts streamed ahead (bench/results/2026-11-30-scan-steps).
+// STRATA_TIERS_TIMELINE=N records the process's N-th forward pass through the tiers; unset, every
+// call is one test of a flag.
 //
-//   timeline.begin_pass(n_tokens, stream);        // at a pass's first layer step
+//   timeline.begin_pass(stream);                   // at a pass's first layer step
 //   timeline.mark(stream, "L{} copy start", li);  // GPU: when the stream reaches this point
 //   timeline.host_mark("L{} host has routing", li);
 //   timeline.end_pass(ctx, copy_stream);          // waits for both streams, prints, stops
@@ -33,11 +34,10 @@ public:
     bool on() const { return on_; }
 
     // At the first layer step of a forward pass (once per pass: until end_pass).
-    void begin_pass(int64_t n_tokens, void* stream) {
+    void begin_pass(void* stream) {
         if (want_pass_ <= 0 || in_pass_) return;
         in_pass_ = true;
-        if (n_tokens > 1) ++pass_;
-        on_ = n_tokens > 1 && pass_ == want_pass_;
+        on_ = ++pass_ == want_pass_;
         if (!on_) return;
         base_.record(stream);
         base_.synchronize();
@@ -55,8 +55,13 @@ public:
     }
     template <typename... Args>
     void host_mark(fmt::format_string<Args...> format, Args&&... args) {
+        if (on_) host_mark_at(Clock::now(), format, std::forward<Args>(args)...);
+    }
+    // A moment another thread noted (e.g. the CPU lane's end), logged by this one.
+    template <typename... Args>
+    void host_mark_at(std::chrono::steady_clock::time_point at, fmt::format_string<Args...> format, Args&&... args) {
         if (!on_) return;
-        host_.emplace_back(std::chrono::duration<double, std::milli>(Clock::now() - host_base_).count(),
+        host_.emplace_back(std::chrono::duration<double, std::milli>(at - host_base_).count(),
                            fmt::format(format, std::forward<Args>(args)...));
     }
     // Prints the recorded pass (ms since its start, GPU and host rows in time order) once both
