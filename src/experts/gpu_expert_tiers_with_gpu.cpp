@@ -718,15 +718,25 @@ private:
         }
         if (set.experts.empty()) return 0;
         step_done_.make_wait(copy_stream_.handle());
-        timeline_.mark(copy_stream_.handle(), "L{} copy ahead start ({} predicted experts of L{})", li, set.experts.size(), nli);
-        link_clock_.begin(copy_stream_.handle());
-        for (const auto& [x, slot] : set.experts) copy_expert(layers_[static_cast<size_t>(nli)], x, slot);
-        copies_.submit(copy_stream_.handle());
-        link_clock_.end(copy_stream_.handle());
-        queued_on_link(set.experts.size() * layers_[static_cast<size_t>(nli)].expert_bytes());
-        timeline_.mark(copy_stream_.handle(), "L{} copy ahead end", li);
-        prefetch_copied_[nli & 1].record(copy_stream_.handle());
+        queue_copies_ahead(li, nli, set.experts, prefetch_copied_[nli & 1]);
         return set.experts.size();
+    }
+
+    // Queues the copies of (expert, slot) pairs of tier layer nli, made ahead during layer li's
+    // step, on the copy stream (after whatever waits the caller queued there), timed and counted
+    // on the link; `copied` marks their end.
+    void queue_copies_ahead(int64_t li, int64_t nli, const std::vector<std::pair<int32_t, int32_t>>& experts,
+                            gpu::GpuEvent& copied) {
+        void* stream = copy_stream_.handle();
+        const TierLayer& N = layers_[static_cast<size_t>(nli)];
+        timeline_.mark(stream, "L{} copy ahead start ({} experts of L{})", li, experts.size(), nli);
+        link_clock_.begin(stream);
+        for (const auto& [x, slot] : experts) copy_expert(N, x, slot);
+        copies_.submit(stream);
+        link_clock_.end(stream);
+        queued_on_link(experts.size() * N.expert_bytes());
+        timeline_.mark(stream, "L{} copy ahead end", li);
+        copied.record(stream);
     }
 
     // After a scan step of tier layer li: up to a ring half of the next layer's experts that are
@@ -755,14 +765,7 @@ private:
         // step that computed experts copied ahead there among its hits (its end, step_done_).
         step_done_.make_wait(copy_stream_.handle());
         half_free_[h].make_wait(copy_stream_.handle());
-        timeline_.mark(copy_stream_.handle(), "L{} copy ahead start ({} experts of L{})", li, set.experts.size(), nli);
-        link_clock_.begin(copy_stream_.handle());
-        for (const auto& [x, slot] : set.experts) copy_expert(layers_[static_cast<size_t>(nli)], x, slot);
-        copies_.submit(copy_stream_.handle());
-        link_clock_.end(copy_stream_.handle());
-        queued_on_link(set.experts.size() * layers_[static_cast<size_t>(nli)].expert_bytes());
-        timeline_.mark(copy_stream_.handle(), "L{} copy ahead end", li);
-        ahead_copied_.record(copy_stream_.handle());
+        queue_copies_ahead(li, nli, set.experts, ahead_copied_);
         return set.experts.size();
     }
 
