@@ -21,6 +21,7 @@
 #include "core/background_task.h"
 #include "core/spin_wait.h"
 #include "experts/cache_warmer.h"
+#include "experts/cpu_expert_lane.h"
 #include "experts/expert_policy.h"
 #include "experts/expert_store.h"
 #include "experts/gpu_expert_tiers.h"
@@ -910,56 +911,8 @@ private:
     void compute_on_cpu(const TierLayer& L, const float* h, const float* weights, int64_t n, int64_t e, float* out,
                         CpuContext& cpu) {
         const auto t0 = Clock::now();
-        const int64_t ff = L.host.gate.ne[1];
-        const int64_t rows = static_cast<int64_t>(cpu_pairs_);
-        float* gate = cpu_gate_.get(static_cast<size_t>(rows * ff));
-        float* up = cpu_up_.get(static_cast<size_t>(rows * ff));
-        float* down = cpu_down_.get(static_cast<size_t>(rows * e));
-        // The jobs name their tokens' rows of h (one quantized copy of the batch for all experts).
-        cpu_tokens_.resize(static_cast<size_t>(rows));
-        gate_up_jobs_.clear(), down_jobs_.clear();
-        int64_t row = 0;
-        for (int32_t x : cpu_lane_) {
-            const auto& list = by_expert_[static_cast<size_t>(x)];
-            const int64_t m = static_cast<int64_t>(list.size());
-            for (int64_t i = 0; i < m; ++i)
-                cpu_tokens_[static_cast<size_t>(row + i)] = static_cast<int32_t>(list[static_cast<size_t>(i)] / step_k_);
-            const int32_t* tokens = cpu_tokens_.data() + row;
-            gate_up_jobs_.push_back({&L.host.gate, x, h, m, gate + row * ff, tokens, n});
-            gate_up_jobs_.push_back({&L.host.up, x, h, m, up + row * ff, tokens, n});
-            down_jobs_.push_back({&L.host.down, x, gate + row * ff, m, down + row * e});
-            row += m;
-        }
-        cpu_matmul_grouped(gate_up_jobs_, cpu);
-        if (L.host.biased()) add_cpu_biases(L, gate, up, ff, nullptr, 0);
-        apply_expert_activation(options_.activation, gate, up, row * ff);
-        cpu_matmul_grouped(down_jobs_, cpu);
-        if (L.host.down_bias) add_cpu_biases(L, nullptr, nullptr, ff, down, e);
-        std::fill(out, out + n * e, 0.0f);
-        row = 0;
-        for (int32_t x : cpu_lane_) {
-            for (int32_t p : by_expert_[static_cast<size_t>(x)]) {
-                float* xt = out + (p / step_k_) * e;
-                const float w = weights[p];
-                const float* o = down + row * e;
-                for (int64_t d = 0; d < e; ++d) xt[d] += w * o[d];
-                ++row;
-            }
-        }
+        cpu_lane_math_.compute(L.host, options_.activation, cpu_lane_, by_expert_, step_k_, h, weights, n, e, out, cpu);
         lanes_.cpu_feedback(seconds_since(t0));  // refines the CPU cost model
-    }
-
-    // The CPU lane's per-expert biases (gpt-oss), on its rows in lane order: gate/up (ff wide)
-    // before the activation, or down (e wide) after the down product.
-    void add_cpu_biases(const TierLayer& L, float* gate, float* up, int64_t ff, float* down, int64_t e) {
-        int64_t row = 0;
-        for (int32_t x : cpu_lane_) {
-            const int64_t m = static_cast<int64_t>(by_expert_[static_cast<size_t>(x)].size());
-            if (gate && L.host.gate_bias) cpu_add_bias(gate + row * ff, L.host.gate_bias.f32() + x * ff, m, ff);
-            if (up && L.host.up_bias) cpu_add_bias(up + row * ff, L.host.up_bias.f32() + x * ff, m, ff);
-            if (down) cpu_add_bias(down + row * e, L.host.down_bias.f32() + x * e, m, e);
-            row += m;
-        }
     }
 
     gpu::GpuExpertActivation gpu_activation() const {
@@ -1072,29 +1025,8 @@ private:
     // One expert on the CPU, for 1 and for 8 tokens: the cost model's starting point.
     void calibrate(const TierLayer& L, int64_t e, CpuContext& cpu) {
         calibrated_ = true;
-        const int64_t ff = L.host.gate.ne[1];
-        std::vector<float> x(static_cast<size_t>(8 * e), 0.01f), g(static_cast<size_t>(8 * ff)), u(g.size()),
-            d(static_cast<size_t>(8 * e));
-        // A different expert each time: one computed twice would be read from the CPU's cache
-        // the second time, and the model would promise the CPU more than DRAM gives it.
-        int64_t next = 0;
-        auto run = [&](int64_t m) {
-            std::vector<double> times;
-            for (int rep = 0; rep < 5; ++rep) {
-                const int64_t ex = next++ % static_cast<int64_t>(n_expert_);
-                const auto t0 = Clock::now();
-                std::vector<MatmulJob> gu{{&L.host.gate, ex, x.data(), m, g.data()}, {&L.host.up, ex, x.data(), m, u.data()}};
-                cpu_matmul_grouped(gu, cpu);
-                cpu_swiglu(g.data(), u.data(), m * ff);
-                std::vector<MatmulJob> dn{{&L.host.down, ex, g.data(), m, d.data()}};
-                cpu_matmul_grouped(dn, cpu);
-                times.push_back(seconds_since(t0));
-            }
-            std::sort(times.begin(), times.end());
-            return times[times.size() / 2];
-        };
-        const double one = run(1);
-        lanes_.set_cpu_costs(one, std::max(0.0, (run(8) - one) / 7.0));
+        const CpuExpertCosts c = CpuExpertLane::calibrate(L.host, n_expert_, e, cpu);
+        lanes_.set_cpu_costs(c.expert_s, c.token_s);
     }
 
     GpuExpertTierOptions options_;
@@ -1217,17 +1149,9 @@ private:
     std::vector<int32_t> admissible_slots_;  // the slots of streamed_ids_
     std::vector<int32_t> last_writer_;       // by slot: the stream lane's last expert copied there, or -1
     std::vector<LaunchSet> sets_;
-    std::vector<MatmulJob> gate_up_jobs_, down_jobs_;
-    std::vector<int32_t> cpu_tokens_;  // the token of each of the CPU lane's pairs
+    CpuExpertLane cpu_lane_math_;
     PinnedArray host_ids_, host_h_, host_plan_, host_cpu_out_;
     DeviceArray dev_plan_, dev_gate_, dev_up_, dev_out_, dev_cpu_out_, dev_gate_q8_;
-    struct FloatScratch {
-        AlignedBuffer buffer;
-        float* get(size_t count) {
-            if (buffer.size() < count * sizeof(float)) buffer = AlignedBuffer(count * sizeof(float) * 5 / 4);
-            return reinterpret_cast<float*>(buffer.data());
-        }
-    } cpu_gate_, cpu_up_, cpu_down_;
 };
 
 }  // namespace
