@@ -28,6 +28,8 @@ struct LaneCase {
 };
 void PrintTo(const LaneCase& c, std::ostream* os) { *os << c.model; }
 
+std::string lane_case_name(const ::testing::TestParamInfo<LaneCase>& c) { return c.param.model; }
+
 class CpuExpertLaneTest : public ::testing::TestWithParam<LaneCase> {};
 
 TEST_P(CpuExpertLaneTest, SumsEveryPairComputedAlone) {
@@ -97,7 +99,7 @@ TEST_P(CpuExpertLaneTest, SumsEveryPairComputedAlone) {
 INSTANTIATE_TEST_SUITE_P(Models, CpuExpertLaneTest,
                          ::testing::Values(LaneCase{"qwen3moe", ExpertActivation::SwiGlu},
                                            LaneCase{"gptoss", ExpertActivation::GptOssClampedSwiGlu}),
-                         [](const auto& info) { return info.param.model; });
+                         lane_case_name);
 
 TEST(CpuExpertLane, CalibrationMeasuresPositiveCosts) {
     const std::string path = test::testdata_path("models/qwen3moe.gguf");
