@@ -8,7 +8,10 @@
 // Names: dot_rows/<TYPE>/<level>/<walk>/<pages>/<size>, every SIMD level this CPU runs; walk one of
 //   single: a loop of the single-row kernel over each block of `kBlock` rows (the matmul before);
 //   rows: the multi-row kernel per block (four rows side by side: what the matmul now runs for a
-//           block's second and later tokens, when the block is in cache).
+//           block's second and later tokens, when the block is in cache);
+//   ahead<D>: the single-row loop with a software prefetch of the row D bytes ahead before each
+//           row, as the matmul streams a block for its first token (backend/cpu/matmul.cpp's
+//           window, 2048 there); 64MiB only.
 //   pages huge: weights in a 2 MiB-aligned buffer with transparent huge pages (as the bandwidth
 //           probes use); pages 4k: an anonymous mapping with huge pages refused, like the
 //           page-cache mapping that holds a model's weights (the hardware prefetchers stop at
@@ -19,6 +22,7 @@
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -71,9 +75,9 @@ struct Case {
     size_t bytes;
 };
 
-enum class Walk { Single, Rows };
+enum class Walk { Single, Rows, Ahead };
 
-void bench_rows(benchmark::State& state, Case c, Walk walk) {
+void bench_rows(benchmark::State& state, Case c, Walk walk, uint64_t ahead_bytes = 0) {
     const QuantTraits& traits = quant_traits(c.type);
     const uint64_t row_bytes = tensor_type_info(c.type)->row_bytes(kRowLength);
     const int64_t rows = static_cast<int64_t>(c.bytes / row_bytes) / kBlock * kBlock;
@@ -106,8 +110,16 @@ void bench_rows(benchmark::State& state, Case c, Walk walk) {
     for (auto _ : state) {
         for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
             const uint8_t* w = weights.data() + static_cast<uint64_t>(r0) * row_bytes;
-            if (walk != Walk::Single) {
+            if (walk == Walk::Rows) {
                 dot_rows(w, row_bytes, act.data(), kRowLength, kBlock, out.data() + r0);
+            } else if (walk == Walk::Ahead) {
+                const uint8_t* end = weights.data() + static_cast<uint64_t>(rows) * row_bytes;
+                for (int64_t r = 0; r < kBlock; ++r) {
+                    const uint8_t* row = w + r * row_bytes;
+                    for (const uint8_t* line = row + ahead_bytes; line < std::min(end, row + ahead_bytes + row_bytes); line += 64)
+                        __builtin_prefetch(line, 0, 3);
+                    out[static_cast<size_t>(r0 + r)] = dot(row, act.data(), kRowLength);
+                }
             } else {
                 for (int64_t r = 0; r < kBlock; ++r) out[static_cast<size_t>(r0 + r)] = dot(w + r * row_bytes, act.data(), kRowLength);
             }
@@ -134,7 +146,15 @@ void register_benchmarks() {
                                                  std::string(simd_level_name(level)) + "/" +
                                                  (walk == Walk::Single ? "single" : "rows") + "/" +
                                                  (huge ? "huge" : "4k") + "/" + size_label(bytes);
-                        benchmark::RegisterBenchmark(name.c_str(), bench_rows, Case{type, level, huge, bytes}, walk)
+                        benchmark::RegisterBenchmark(name.c_str(), bench_rows, Case{type, level, huge, bytes}, walk, 0)
+                            ->Unit(benchmark::kMillisecond);
+                    }
+                    if (bytes < (size_t(64) << 20)) continue;
+                    for (uint64_t ahead : {1024, 2048, 4096, 8192}) {
+                        const std::string name = "dot_rows/" + std::string(tensor_type_name(type)) + "/" +
+                                                 std::string(simd_level_name(level)) + "/ahead" + std::to_string(ahead) + "/" +
+                                                 (huge ? "huge" : "4k") + "/" + size_label(bytes);
+                        benchmark::RegisterBenchmark(name.c_str(), bench_rows, Case{type, level, huge, bytes}, Walk::Ahead, ahead)
                             ->Unit(benchmark::kMillisecond);
                     }
                 }
