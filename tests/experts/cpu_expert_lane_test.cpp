@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <ostream>
 #include <random>
 #include <string>
@@ -28,6 +29,29 @@ struct LaneCase {
 };
 void PrintTo(const LaneCase& c, std::ostream* os) { *os << c.model; }
 
+// A fixture model's expert layers; the file stays open, since the tensors point into its mapping.
+struct FixtureExperts {
+    std::unique_ptr<GgufFile> file;
+    std::vector<ExpertLayerTensors> layers;
+    std::string error;  // why layers is empty
+};
+FixtureExperts open_fixture(const std::string& path) {
+    FixtureExperts f;
+    auto file = GgufFile::open(path);
+    if (!file) {
+        f.error = file.status().message();
+        return f;
+    }
+    f.file = std::make_unique<GgufFile>(std::move(*file));
+    auto layers = expert_tensors_from_gguf(*f.file);
+    if (!layers) {
+        f.error = layers.status().message();
+        return f;
+    }
+    f.layers = std::move(*layers);
+    return f;
+}
+
 std::string lane_case_name(const ::testing::TestParamInfo<LaneCase>& c) { return c.param.model; }
 
 class CpuExpertLaneTest : public ::testing::TestWithParam<LaneCase> {};
@@ -35,11 +59,9 @@ class CpuExpertLaneTest : public ::testing::TestWithParam<LaneCase> {};
 TEST_P(CpuExpertLaneTest, SumsEveryPairComputedAlone) {
     const std::string path = test::testdata_path("models/" + GetParam().model + ".gguf");
     STRATA_SKIP_IF_MISSING(path);
-    auto file = GgufFile::open(path);
-    ASSERT_TRUE(file);
-    auto layers = expert_tensors_from_gguf(*file);
-    ASSERT_TRUE(layers) << layers.status().message();
-    const ExpertLayerTensors& layer = layers->back();
+    const FixtureExperts fixture = open_fixture(path);
+    ASSERT_FALSE(fixture.layers.empty()) << fixture.error;
+    const ExpertLayerTensors& layer = fixture.layers.back();
     const int64_t e = layer.gate.ne[0], ff = layer.gate.ne[1], n_expert = layer.gate.ne[2];
     ASSERT_GE(n_expert, 4);
 
@@ -104,13 +126,11 @@ INSTANTIATE_TEST_SUITE_P(Models, CpuExpertLaneTest,
 TEST(CpuExpertLane, CalibrationMeasuresPositiveCosts) {
     const std::string path = test::testdata_path("models/qwen3moe.gguf");
     STRATA_SKIP_IF_MISSING(path);
-    auto file = GgufFile::open(path);
-    ASSERT_TRUE(file);
-    auto layers = expert_tensors_from_gguf(*file);
-    ASSERT_TRUE(layers) << layers.status().message();
+    const FixtureExperts fixture = open_fixture(path);
+    ASSERT_FALSE(fixture.layers.empty()) << fixture.error;
     ThreadPool pool(ThreadPool::Options{.threads = 2});
     CpuContext cpu(pool);
-    const ExpertLayerTensors& layer = layers->front();
+    const ExpertLayerTensors& layer = fixture.layers.front();
     const CpuExpertCosts c =
         CpuExpertLane::calibrate(layer, static_cast<uint32_t>(layer.gate.ne[2]), layer.gate.ne[0], cpu);
     EXPECT_GT(c.expert_s, 0.0);
