@@ -1,6 +1,6 @@
-// Single-row against multi-row dot kernels (quant/cpu/dot_rows.h), one thread: every row of a
-// weight working set dotted with one activation row (n = 2048, the hidden size of the decode
-// benchmark's model), the way the CPU matmul walks a row block. Reported as bytes of weights
+// Single-row against multi-row dot kernels (quant/cpu/dot_rows.h), one thread (and every thread
+// at once, below): every row of a weight working set dotted with one activation row (n = 2048,
+// the hidden size of the decode benchmark's model), the way the CPU matmul walks a row block. Reported as bytes of weights
 // read per second; both variants give the same bits, so only the speed differs.
 //
 //   build/bin/dot_rows_bench --benchmark_filter=Q4_K
@@ -11,11 +11,14 @@
 //           block's second and later tokens, when the block is in cache);
 //   ahead<D>: the single-row loop with a software prefetch of the row D bytes ahead before each
 //           row, as the matmul streams a block for its first token (backend/cpu/matmul.cpp's
-//           window, 2048 there); 64MiB only.
+//           window, 4096 there); 64MiB only.
 //   pages huge: weights in a 2 MiB-aligned buffer with transparent huge pages (as the bandwidth
 //           probes use); pages 4k: an anonymous mapping with huge pages refused, like the
 //           page-cache mapping that holds a model's weights (the hardware prefetchers stop at
 //           each 4 KiB page and every page needs its own TLB entry).
+//   .../each/threads:N: N threads (every CPU) each walk their own 64 MiB at once, 4 KiB pages,
+//           the single walk and the ahead<D> walks of this CPU's best level: bytes summed over the
+//           threads, per second of wall time.
 //   64MiB streams from DRAM (decode); 64KiB stays in L2 (a row block that the matmul reads again
 //   for every further token of a batch); 1MiB is one Zen 4 core's whole L2, partly L3.
 
@@ -156,6 +159,20 @@ void register_benchmarks() {
                                                  (huge ? "huge" : "4k") + "/" + size_label(bytes);
                         benchmark::RegisterBenchmark(name.c_str(), bench_rows, Case{type, level, huge, bytes}, Walk::Ahead, ahead)
                             ->Unit(benchmark::kMillisecond);
+                    }
+                    // Every core streaming its own rows at once (a decode step's matmul): whether
+                    // the window still pays when the cores share the memory bus.
+                    if (huge || level != cpu_simd_level()) continue;
+                    for (uint64_t ahead : {0, 2048, 4096, 8192}) {
+                        const std::string name = "dot_rows/" + std::string(tensor_type_name(type)) + "/" +
+                                                 std::string(simd_level_name(level)) + "/" +
+                                                 (ahead ? "ahead" + std::to_string(ahead) : std::string("single")) +
+                                                 "/4k/" + size_label(bytes) + "/each";
+                        benchmark::RegisterBenchmark(name.c_str(), bench_rows, Case{type, level, huge, bytes},
+                                                     ahead ? Walk::Ahead : Walk::Single, ahead)
+                            ->Unit(benchmark::kMillisecond)
+                            ->Threads(benchmark::CPUInfo::Get().num_cpus)
+                            ->UseRealTime();
                     }
                 }
             }

@@ -170,6 +170,7 @@ public:
         if (const char* v = std::getenv("STRATA_TIERS_SHARE_BIAS")) lanes_.set_decode_share_bias(std::atof(v));
         if (lane_done_.allocate(64, &error)) *lane_done_.as<uint32_t>() = 0;
         else early_combine_ = false;  // the lane is then awaited on the host, as before
+        if (routing_flag_on_ && routing_flag_.allocate(64, &error)) *routing_flag_.as<uint32_t>() = 0;
         pin_file(summary);
         measure_link(ctx, summary);
         fill_cache(ctx);
@@ -214,8 +215,8 @@ public:
         // (and the CPU lane) need not wait for it; its guess is awaited only before the copies
         // made ahead.
         void* stream = g.stream();
-        fetch_routing(step, ids, h, g);
-        routed_.record(stream);
+        const uint32_t routing_seq = fetch_routing(step, ids, h, g);
+        routed_.record(stream);  // (the host waits for routing_seq when there is one: see await_routing)
         timeline_.mark(stream, "L{} gpu routed", li);
         if (predicted) {
             (*step.queue_prediction)();
@@ -223,7 +224,7 @@ public:
             predicted_.record(stream);
         }
         const auto t_wait = Clock::now();
-        routed_.synchronize();
+        await_routing(routing_seq);
         const auto t_routed = Clock::now();
         timeline_.host_mark("L{} host has routing", li);
         const bool lane_was_pending = lane_pending_;
@@ -476,6 +477,13 @@ public:
         const double plan_s = seconds_since(t_start) - wait_s;
         const double routing_to_lane_s = lane_pending_ ? std::chrono::duration<double>(lane_started_ - t_routed).count() : 0.0;
 
+        // The step's experts are done with the ring and the cache slots: copies into them may go
+        // on (the combine below reads neither). Recorded before the wait for the lane, not after
+        // the combine: an event in the chain from the lane's end to the next routing costs ~6 µs
+        // there while the link streams (bench/results/2026-11-30-chain-events).
+        // STRATA_TIERS_STEP_DONE=combine records it after the combine, to compare.
+        if (!step_done_after_combine_) step_done_.record(stream);
+
         // 5. The CPU part (started above, or run here when it is the only part), while the GPU
         // computes and the copies run.
         // The combine reads its sum straight from the host buffer where the runtime maps it (no
@@ -509,7 +517,7 @@ public:
         } else {
             gpu::gpu_rms_norm(step.x, step.next_norm, n, e, step.eps, step.h_next, g, step.hq_next);
         }
-        step_done_.record(stream);
+        if (step_done_after_combine_) step_done_.record(stream);
         timeline_.mark(stream, "L{} combine end", li);
         timeline_.host_mark("L{} host queued the combine (hits {}, streamed ahead {}, streamed {}, CPU {})", li, hits_.size(),
                             ahead_hits_.size(), stream_lane_.size(), cpu_lane_.size());
@@ -665,7 +673,9 @@ private:
     // the predicted ids) and h into host_h_. Written by kernels through the buffers' GPU mapping
     // where the runtime maps page-locked memory: a copy would take a copy engine, and wait behind
     // the experts being copied ahead on the copy stream.
-    void fetch_routing(const gpu::RoutedExpertsStep& step, int32_t* ids, float* h, gpu::GpuContext& g) {
+    // Returns the value the kernel raises routing_flag_ to (the host then waits for it rather than
+    // for an event: await_routing), or 0 when it came by copies.
+    uint32_t fetch_routing(const gpu::RoutedExpertsStep& step, int32_t* ids, float* h, gpu::GpuContext& g) {
         const int64_t pairs = step.n_tokens * step.k;
         const auto bytes = static_cast<uint64_t>(pairs) * sizeof(int32_t);
         const uint64_t h_bytes = static_cast<uint64_t>(step.n_tokens * step.n_embd) * sizeof(float);
@@ -673,13 +683,37 @@ private:
         auto* h_view = mapped(host_h_, h_bytes);
         const bool in_line = static_cast<const void*>(step.weights) == static_cast<const void*>(step.ids + pairs);
         if (ids_view && h_view && in_line) {
+            if (auto* flag = static_cast<uint32_t*>(routing_flag_.device_view())) {
+                if (++routing_seq_ == 0) ++routing_seq_;  // 0 means "no flag"
+                gpu::gpu_copy_words_then_flag(ids_view, step.ids, 2 * bytes, h_view, step.h, h_bytes, flag, routing_seq_, g);
+                return routing_seq_;
+            }
             gpu::gpu_copy_words(ids_view, step.ids, 2 * bytes, g);
             gpu::gpu_copy_words(h_view, step.h, h_bytes, g);
-            return;
+            return 0;
         }
         g.download(ids, step.ids, bytes);
         g.download(ids + pairs, step.weights, bytes);
         g.download(h, step.h, h_bytes);
+        return 0;
+    }
+    // Until the routing is on the host: the kernel's flag when it raises one (seq != 0), else the
+    // event after the copies. While spinning on the flag the event is asked now and then, so that
+    // a GPU failure is reported (by done()) instead of spun on forever.
+    void await_routing(uint32_t seq) {
+        if (seq == 0) {
+            routed_.synchronize();
+            return;
+        }
+        const std::atomic_ref<uint32_t> flag(*routing_flag_.as<uint32_t>());
+        for (uint32_t spins = 1; flag.load(std::memory_order_acquire) != seq; ++spins) {
+            if (spins % 1024 == 0 && routed_.done()) {
+                // The event follows the flag's kernel: its value must be visible by now.
+                STRATA_CHECK(flag.load(std::memory_order_acquire) == seq, "expert tiers: the routing's flag never came");
+                break;
+            }
+            cpu_relax();
+        }
     }
     // The predicted ids (queued by then) into their row of host_ids_, the same way.
     void fetch_prediction(const gpu::RoutedExpertsStep& step, int32_t* predicted, gpu::GpuContext& g) {
@@ -1059,6 +1093,18 @@ private:
         return v == nullptr || std::strcmp(v, "0") != 0;
     }();
     gpu::PinnedBuffer lane_done_;
+    // The routing's arrival on the host (fetch_routing, await_routing); not allocated: events.
+    // STRATA_TIERS_ROUTING_FLAG=0 waits for the event, to compare.
+    gpu::PinnedBuffer routing_flag_;
+    uint32_t routing_seq_ = 0;
+    bool routing_flag_on_ = [] {
+        const char* v = std::getenv("STRATA_TIERS_ROUTING_FLAG");
+        return v == nullptr || std::strcmp(v, "0") != 0;
+    }();
+    bool step_done_after_combine_ = [] {
+        const char* v = std::getenv("STRATA_TIERS_STEP_DONE");
+        return v != nullptr && std::strcmp(v, "combine") == 0;
+    }();
     uint32_t lane_seq_ = 0;
     // Warming (plan_warm; STRATA_TIERS_WARM=0 turns it off and =read keeps the lines where they
     // were read, to compare): what the lane reads after

@@ -7,7 +7,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <numeric>
+#include <utility>
 
 #include "backend/cpu/ops.h"
 #include "core/fp16.h"
@@ -132,6 +135,43 @@ TEST_F(GpuFused, CopyWordsThroughHostMapping) {
         gpu::gpu_copy_words(back, view + 1, static_cast<uint64_t>(words) * sizeof(float), ctx());
         const std::vector<float> round_trip = from_device(back, static_cast<size_t>(words));
         EXPECT_TRUE(std::equal(round_trip.begin(), round_trip.end(), values.begin() + 2)) << words << " words back";
+    }
+}
+
+// The flagged copy (the expert tiers' routing): once the host sees the flag's new value, both
+// spans are there, before any synchronize; rounds reuse the buffers with growing values.
+TEST_F(GpuFused, CopyWordsThenFlagShowsTheDataFirst) {
+    std::mt19937 rng(14);
+    gpu::PinnedBuffer host, flag;
+    std::string error;
+    ASSERT_TRUE(host.allocate(20000 * sizeof(float), &error)) << error;
+    ASSERT_TRUE(flag.allocate(64, &error)) << error;
+    if (host.device_view() == nullptr || flag.device_view() == nullptr) GTEST_SKIP() << "this runtime does not map page-locked memory";
+    *flag.as<uint32_t>() = 0;
+    auto* view = static_cast<float*>(host.device_view());
+    uint32_t round = 0;
+    for (const auto& [n0, n1] : {std::pair<int64_t, int64_t>{16, 2048}, {1, 1}, {4096, 7}, {16, 14000}, {0, 5}}) {
+        ++round;
+        const std::vector<float> a = random_floats(rng, static_cast<size_t>(n0) + 1);
+        const std::vector<float> b = random_floats(rng, static_cast<size_t>(n1) + 1);
+        const float* da = to_device(a);
+        const float* db = to_device(b);
+        std::fill_n(host.as<float>(), 20000, -1.0f);
+        // The second span lands at an odd offset, after a gap.
+        gpu::gpu_copy_words_then_flag(view, da, static_cast<uint64_t>(n0) * sizeof(float), view + n0 + 3, db,
+                                      static_cast<uint64_t>(n1) * sizeof(float), static_cast<uint32_t*>(flag.device_view()),
+                                      round, ctx());
+        const std::atomic_ref<uint32_t> seen(*flag.as<uint32_t>());
+        const auto start = std::chrono::steady_clock::now();
+        while (seen.load(std::memory_order_acquire) != round) {
+            ASSERT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "the flag never came";
+        }
+        const float* got = host.as<float>();
+        EXPECT_TRUE(std::equal(a.begin(), a.begin() + n0, got)) << n0 << " + " << n1;
+        EXPECT_EQ(got[n0], -1.0f);
+        EXPECT_TRUE(std::equal(b.begin(), b.begin() + n1, got + n0 + 3)) << n0 << " + " << n1;
+        EXPECT_EQ(got[n0 + 3 + n1], -1.0f);
+        ctx().synchronize();
     }
 }
 

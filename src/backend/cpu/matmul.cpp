@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -28,8 +29,16 @@ constexpr uint64_t kClaimBytes = 256 * 1024;
 // the row kPrefetchBytes ahead (and a claim's first kPrefetchBytes are requested at once). The
 // L2 streamer on Intel cores stops at every 4 KiB page and must see misses to restart, so one
 // core's stream alone keeps too few lines in flight. With the window and the longer claims, 16
-// Xeon threads decoded 1.3-1.4x faster (bench/results/2026-11-30-cpu-prefetch/).
-constexpr uint64_t kPrefetchBytes = 2048;
+// Xeon threads decoded 1.3-1.4x faster (bench/results/2026-11-30-cpu-prefetch/). A 4 KiB window
+// streams faster than 2 KiB with every core busy: Q6_K 1.14x, Q4_K 1.02x on the Xeon's 16
+// threads, Q4_K 1.12x on two Zen cores (dot_rows_bench's .../each walks), and 16-thread decode
+// ran 1.07-1.08x (bench/results/2026-11-30-chain-events/).
+// STRATA_CPU_PREFETCH_BYTES sets another window (0: none), to compare.
+constexpr uint64_t kPrefetchBytes = 4096;
+const uint64_t prefetch_window_bytes = [] {
+    const char* v = std::getenv("STRATA_CPU_PREFETCH_BYTES");
+    return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : kPrefetchBytes;
+}();
 constexpr int64_t kQuantizeInlineValues = 16384;
 
 struct PreparedJob {
@@ -83,11 +92,11 @@ void compute_rows(const PreparedJob& p, int64_t o0, int64_t o1) {
             p.dot_rows(rows, p.weight_row_bytes, a, p.n_in, o1 - o0, yt + o0);
             continue;
         }
-        if (t == 0) prefetch_lines(rows, std::min(rows_end, rows + kPrefetchBytes));
+        if (t == 0 && prefetch_window_bytes) prefetch_lines(rows, std::min(rows_end, rows + prefetch_window_bytes));
         const uint8_t* row = rows;
         for (int64_t o = o0; o < o1; ++o, row += p.weight_row_bytes) {
-            if (t == 0) {
-                const uint8_t* ahead = row + kPrefetchBytes;
+            if (t == 0 && prefetch_window_bytes) {
+                const uint8_t* ahead = row + prefetch_window_bytes;
                 if (ahead < rows_end) prefetch_lines(ahead, std::min(rows_end, ahead + p.weight_row_bytes));
             }
             yt[o] = p.dot(row, a, p.n_in);

@@ -69,6 +69,13 @@ void gpu_add(float* x, const float* y, int64_t n, GpuContext& ctx);         // x
 // expert tiers' streaming); this does not. The host reads what was written there once the stream
 // has passed this point (a synchronize or an event); what it wrote before the call is read.
 void gpu_copy_words(void* dst, const void* src, uint64_t bytes, GpuContext& ctx);
+// Two gpu_copy_words in one single-block kernel, then the 32-bit word at `word_view` (page-locked
+// host memory seen through its mapping) set to `value` once both copies are visible to the host:
+// a host thread that sees the value may read what was copied, without an event. (An event's
+// record and the host's wait for it took ~6 µs more while a copy engine streamed into VRAM: the
+// GPU expert tiers' decode, bench/results/2026-11-30-chain-events.) Spans up to ~64 KiB.
+void gpu_copy_words_then_flag(void* dst0, const void* src0, uint64_t bytes0, void* dst1, const void* src1,
+                              uint64_t bytes1, uint32_t* word_view, uint32_t value, GpuContext& ctx);
 // Work queued after this on ctx's stream waits until the 32-bit counter at `word_view` (page-locked
 // host memory seen through PinnedBuffer::device_view) reaches `value`: the host raises it (a
 // release store) when the data that work reads is ready, without waiting itself. The host's

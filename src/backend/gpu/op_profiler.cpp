@@ -17,16 +17,20 @@ void OpProfiler::begin(const char* name) {
     while (events_.size() < 2 * open_) events_.push_back(std::make_unique<GpuEvent>());
     if (names_.size() < open_) names_.resize(open_);
     names_[i] = name;
+    unended_.push_back(i);
     events_[2 * i]->record(stream_);
 }
 
 void OpProfiler::end() {
-    STRATA_CHECK(open_ > 0, "OpProfiler::end without begin");
-    // Scopes nest only as a sequence (one op at a time), so the op ending is the last one begun.
-    events_[2 * (open_ - 1) + 1]->record(stream_);
+    STRATA_CHECK(!unended_.empty(), "OpProfiler::end without begin");
+    // The op ending is the innermost one not yet ended: scopes nest (the expert tiers queue the
+    // next layer's router inside their own op), and an outer op's time includes its inner ones'.
+    events_[2 * unended_.back() + 1]->record(stream_);
+    unended_.pop_back();
 }
 
 void OpProfiler::flush() {
+    STRATA_CHECK(unended_.empty(), "OpProfiler::flush inside an op");
     OpProfileTotals& totals = op_profile_totals();
     for (size_t i = 0; i < open_; ++i) {
         events_[2 * i + 1]->synchronize();

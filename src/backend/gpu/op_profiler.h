@@ -91,6 +91,7 @@ private:
     std::vector<std::unique_ptr<GpuEvent>> events_;  // 2i: start of op i, 2i + 1: its end; reused
     std::vector<const char*> names_;
     size_t open_ = 0;  // ops begun since the last flush
+    std::vector<size_t> unended_;  // ops begun and not yet ended, innermost last
 };
 
 // A timing study, read once from the environment: STRATA_GPU_ABLATE=NAME[,NAME...] (op names as

@@ -1,6 +1,7 @@
 // Element-wise and per-row ops (gpu_ops.h); CPU references in backend/cpu/ops.cpp.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/kernels/common.cuh"
@@ -65,6 +66,20 @@ __global__ void write_words_kernel(uint32_t* dst, const uint32_t* src, int64_t n
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         dst[i] = src[i];
     }
+}
+
+// One block copies both spans (either side may be host memory seen through its mapping), then
+// raises the host's word: every thread's stores are made visible to the system before the block
+// meets, and only then does one thread store the value.
+__global__ void __launch_bounds__(1024) write_words_then_flag_kernel(uint32_t* dst0, const uint32_t* src0, int64_t n0,
+                                                                   uint32_t* dst1, const uint32_t* src1, int64_t n1,
+                                                                   volatile uint32_t* word, uint32_t value) {
+    vendor::wait_for_previous_kernel();
+    for (int64_t i = threadIdx.x; i < n0; i += blockDim.x) dst0[i] = src0[i];
+    for (int64_t i = threadIdx.x; i < n1; i += blockDim.x) dst1[i] = src1[i];
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) *word = value;
 }
 
 // One thread polls the host's word through its mapping until the counter there reaches `value`
@@ -164,6 +179,17 @@ void gpu_copy_words(void* dst, const void* src, uint64_t bytes, GpuContext& ctx)
     if (n == 0) return;
     launch_chained(ctx, write_words_kernel, elementwise_grid(n, ctx), kElemBlock, 0, static_cast<uint32_t*>(dst),
                    static_cast<const uint32_t*>(src), n);
+}
+
+void gpu_copy_words_then_flag(void* dst0, const void* src0, uint64_t bytes0, void* dst1, const void* src1,
+                              uint64_t bytes1, uint32_t* word_view, uint32_t value, GpuContext& ctx) {
+    for (const auto& [dst, src, bytes] : {std::tuple{dst0, src0, bytes0}, std::tuple{dst1, src1, bytes1}}) {
+        STRATA_CHECK(bytes % 4 == 0 && reinterpret_cast<uintptr_t>(dst) % 4 == 0 && reinterpret_cast<uintptr_t>(src) % 4 == 0,
+                     "gpu_copy_words_then_flag: whole, aligned 4-byte words");
+    }
+    launch_chained(ctx, write_words_then_flag_kernel, 1, 1024, 0, static_cast<uint32_t*>(dst0),
+                   static_cast<const uint32_t*>(src0), static_cast<int64_t>(bytes0 / 4), static_cast<uint32_t*>(dst1),
+                   static_cast<const uint32_t*>(src1), static_cast<int64_t>(bytes1 / 4), word_view, value);
 }
 
 void gpu_wait_host_word(const uint32_t* word_view, uint32_t value, GpuContext& ctx) {
