@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Draws chart.svg from the numbers in README.md (raw logs in raw/): for each panel, each variant of
+each run (variants alternated within one start of the machine; bars: means of the rounds, dots:
+rounds), with the issue's target where there is one."""
+
+PANELS = [
+    ("tg128, every expert in RAM (tok/s; target 90)", 90, (60.0, 95.0, 5), [
+        ("events.sh", [("both events (as before)", [78.40, 74.55, 77.46]), ("routing flag only", [81.75, 81.04, 71.56]),
+                       ("step end moved only", [67.11, 62.23, 74.93]), ("no event in the chain", [83.71, 72.21, 79.38])]),
+        ("final.sh", [("both events (as before)", [70.98, 75.70, 76.34]), ("no event in the chain", [75.06, 79.01, 80.78]),
+                      ("... and no link clock", [76.96, 78.74, 77.97])]),
+    ]),
+    ("lane end → next routing, ms per token (lower is better)", None, (2.5, 4.5, 0.5), [
+        ("events.sh", [("both events (as before)", [4.05, 4.17, 4.00]), ("routing flag only", [3.46, 3.50, 3.70]),
+                       ("step end moved only", [3.72, 4.26, 3.87]), ("no event in the chain", [3.17, 3.36, 3.11])]),
+        ("final.sh", [("both events (as before)", [4.20, 4.11, 4.17]), ("no event in the chain", [3.28, 3.24, 3.35])]),
+    ]),
+    ("CPU decode, 16 threads, 8 layers, tg64 (tok/s): prefetch window", None, (180.0, 260.0, 20), [
+        ("explore.sh", [("2 KiB (as before)", [223.92, 201.42]), ("4 KiB", [238.83, 217.02]), ("8 KiB", [220.19, 211.20])]),
+        ("final.sh", [("2 KiB (as before)", [237.19, 216.18, 219.18]), ("4 KiB", [245.80, 235.95, 232.93])]),
+    ]),
+]
+
+
+def main():
+    W, left, bar_h, gap = 820, 250, 16, 6
+    y = 30
+    body = []
+    for title, target, (lo, hi, step), runs in PANELS:
+        scale = (W - left - 70) / (hi - lo)
+        body.append(f'<text x="10" y="{y}" font-weight="bold" font-size="13">{title}</text>')
+        y += 12
+        top = y
+        for run, variants in runs:
+            body.append(f'<text x="10" y="{y + 12}" fill="#555">{run}</text>')
+            y += 16
+            for label, rounds in variants:
+                mean = sum(rounds) / len(rounds)
+                width = max(0.0, (mean - lo) * scale)
+                body.append(f'<text x="{left - 8}" y="{y + 12}" text-anchor="end">{label}</text>')
+                body.append(f'<rect x="{left}" y="{y}" width="{width:.1f}" height="{bar_h}" fill="#4a7ab5"/>')
+                for r in rounds:
+                    body.append(f'<circle cx="{left + (r - lo) * scale:.1f}" cy="{y + bar_h / 2}" r="3" fill="#e07b39"/>')
+                body.append(f'<text x="{left + width + 6:.1f}" y="{y + 12}">{mean:,.2f}</text>')
+                y += bar_h + gap
+        if target is not None:
+            tx = left + (target - lo) * scale
+            body.append(f'<line x1="{tx:.1f}" y1="{top}" x2="{tx:.1f}" y2="{y}" stroke="#c33" stroke-dasharray="4,3"/>')
+        body.append(f'<line x1="{left}" y1="{y}" x2="{W - 70}" y2="{y}" stroke="#333"/>')
+        t = lo
+        while t <= hi + 1e-9:
+            x = left + (t - lo) * scale
+            body.append(f'<text x="{x:.1f}" y="{y + 14}" text-anchor="middle" font-size="10">{t:g}</text>')
+            t += step
+        y += 40
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{y}" font-family="sans-serif" font-size="11">',
+           f'<rect width="{W}" height="{y}" fill="white"/>', *body, '</svg>']
+    with open("chart.svg", "w") as f:
+        f.write("\n".join(svg) + "\n")
+
+
+if __name__ == "__main__":
+    main()
