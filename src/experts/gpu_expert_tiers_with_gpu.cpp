@@ -26,6 +26,7 @@
 #include "experts/expert_store.h"
 #include "experts/gpu_expert_tiers.h"
 #include "experts/link_clock.h"
+#include "experts/host_flag.h"
 #include "experts/miss_lanes.h"
 #include "experts/scan_steps.h"
 #include "experts/tier_timeline.h"
@@ -170,7 +171,7 @@ public:
         if (const char* v = std::getenv("STRATA_TIERS_SHARE_BIAS")) lanes_.set_decode_share_bias(std::atof(v));
         if (lane_done_.allocate(64, &error)) *lane_done_.as<uint32_t>() = 0;
         else early_combine_ = false;  // the lane is then awaited on the host, as before
-        if (routing_flag_on_ && routing_flag_.allocate(64, &error)) *routing_flag_.as<uint32_t>() = 0;
+        if (host_flags_on_) host_flags_on_ = routing_flag_.allocate() && prediction_flag_.allocate();
         pin_file(summary);
         measure_link(ctx, summary);
         fill_cache(ctx);
@@ -216,15 +217,16 @@ public:
         // made ahead.
         void* stream = g.stream();
         const uint32_t routing_seq = fetch_routing(step, ids, h, g);
-        routed_.record(stream);  // (the host waits for routing_seq when there is one: see await_routing)
+        routed_.record(stream);  // (the host waits for routing_seq when there is one: see await_flag)
         timeline_.mark(stream, "L{} gpu routed", li);
+        uint32_t prediction_seq = 0;
         if (predicted) {
             (*step.queue_prediction)();
-            fetch_prediction(step, predicted, g);
+            prediction_seq = fetch_prediction(step, predicted, g);
             predicted_.record(stream);
         }
         const auto t_wait = Clock::now();
-        await_routing(routing_seq);
+        await_flag(routing_flag_, routing_seq, routed_);
         const auto t_routed = Clock::now();
         timeline_.host_mark("L{} host has routing", li);
         const bool lane_was_pending = lane_pending_;
@@ -466,7 +468,7 @@ public:
         }
         // The next layer's likely experts go up behind this layer's copies, while the link would
         // otherwise wait for the CPU lane and the next layer's routing.
-        if (predicted) predicted_.synchronize();  // queued behind the routing: done by now, mostly
+        if (predicted) await_flag(prediction_flag_, prediction_seq, predicted_);  // queued behind the routing
         uint64_t copied_ahead = predicted ? copy_ahead(step, predicted, li) : 0;
         // After a scan step the next layer's experts that are not in VRAM go up behind this
         // layer's copies, before its routing (experts/scan_steps.h).
@@ -674,7 +676,7 @@ private:
     // where the runtime maps page-locked memory: a copy would take a copy engine, and wait behind
     // the experts being copied ahead on the copy stream.
     // Returns the value the kernel raises routing_flag_ to (the host then waits for it rather than
-    // for an event: await_routing), or 0 when it came by copies.
+    // for an event: await_flag), or 0 when it came by copies.
     uint32_t fetch_routing(const gpu::RoutedExpertsStep& step, int32_t* ids, float* h, gpu::GpuContext& g) {
         const int64_t pairs = step.n_tokens * step.k;
         const auto bytes = static_cast<uint64_t>(pairs) * sizeof(int32_t);
@@ -683,10 +685,11 @@ private:
         auto* h_view = mapped(host_h_, h_bytes);
         const bool in_line = static_cast<const void*>(step.weights) == static_cast<const void*>(step.ids + pairs);
         if (ids_view && h_view && in_line) {
-            if (auto* flag = static_cast<uint32_t*>(routing_flag_.device_view())) {
-                if (++routing_seq_ == 0) ++routing_seq_;  // 0 means "no flag"
-                gpu::gpu_copy_words_then_flag(ids_view, step.ids, 2 * bytes, h_view, step.h, h_bytes, flag, routing_seq_, g);
-                return routing_seq_;
+            if (host_flags_on_) {
+                const uint32_t seq = routing_flag_.next();
+                gpu::gpu_copy_words_then_flag(ids_view, step.ids, 2 * bytes, h_view, step.h, h_bytes,
+                                              routing_flag_.device_word(), seq, g);
+                return seq;
             }
             gpu::gpu_copy_words(ids_view, step.ids, 2 * bytes, g);
             gpu::gpu_copy_words(h_view, step.h, h_bytes, g);
@@ -697,33 +700,29 @@ private:
         g.download(h, step.h, h_bytes);
         return 0;
     }
-    // Until the routing is on the host: the kernel's flag when it raises one (seq != 0), else the
-    // event after the copies. While spinning on the flag the event is asked now and then, so that
-    // a GPU failure is reported (by done()) instead of spun on forever.
-    void await_routing(uint32_t seq) {
-        if (seq == 0) {
-            routed_.synchronize();
-            return;
-        }
-        const std::atomic_ref<uint32_t> flag(*routing_flag_.as<uint32_t>());
-        for (uint32_t spins = 1; flag.load(std::memory_order_acquire) != seq; ++spins) {
-            if (spins % 1024 == 0 && routed_.done()) {
-                // The event follows the flag's kernel: its value must be visible by now.
-                STRATA_CHECK(flag.load(std::memory_order_acquire) == seq, "expert tiers: the routing's flag never came");
-                break;
-            }
-            cpu_relax();
-        }
+    // Until what a kernel wrote to the host is there: its flag's value when it raised one (seq != 0),
+    // else `event` (recorded behind the copies).
+    static void await_flag(const HostFlag& flag, uint32_t seq, const gpu::GpuEvent& event) {
+        if (seq != 0) flag.await(seq, event);
+        else event.synchronize();
     }
-    // The predicted ids (queued by then) into their row of host_ids_, the same way.
-    void fetch_prediction(const gpu::RoutedExpertsStep& step, int32_t* predicted, gpu::GpuContext& g) {
+    // The predicted ids (queued by then) into their row of host_ids_, the same way; returns the
+    // value prediction_flag_ is raised to, or 0.
+    uint32_t fetch_prediction(const gpu::RoutedExpertsStep& step, int32_t* predicted, gpu::GpuContext& g) {
         const int64_t pairs = step.n_tokens * step.k;
         const auto bytes = static_cast<uint64_t>(pairs) * sizeof(int32_t);
         if (auto* view = static_cast<int32_t*>(mapped(host_ids_, 3 * bytes))) {
+            if (host_flags_on_) {
+                const uint32_t seq = prediction_flag_.next();
+                gpu::gpu_copy_words_then_flag(view + 2 * pairs, step.predicted_ids, bytes, nullptr, nullptr, 0,
+                                              prediction_flag_.device_word(), seq, g);
+                return seq;
+            }
             gpu::gpu_copy_words(view + 2 * pairs, step.predicted_ids, bytes, g);
-            return;
+            return 0;
         }
         g.download(predicted, step.predicted_ids, bytes);
+        return 0;
     }
 
     // Prefetch (decode): the options ask for it and the step carries the next layer's guess.
@@ -1093,11 +1092,11 @@ private:
         return v == nullptr || std::strcmp(v, "0") != 0;
     }();
     gpu::PinnedBuffer lane_done_;
-    // The routing's arrival on the host (fetch_routing, await_routing); not allocated: events.
-    // STRATA_TIERS_ROUTING_FLAG=0 waits for the event, to compare.
-    gpu::PinnedBuffer routing_flag_;
-    uint32_t routing_seq_ = 0;
-    bool routing_flag_on_ = [] {
+    // The routing's and the prediction's arrival on the host (fetch_routing, fetch_prediction,
+    // await_flag); off or not allocated: events. STRATA_TIERS_ROUTING_FLAG=0 waits for the events,
+    // to compare.
+    HostFlag routing_flag_, prediction_flag_;
+    bool host_flags_on_ = [] {
         const char* v = std::getenv("STRATA_TIERS_ROUTING_FLAG");
         return v == nullptr || std::strcmp(v, "0") != 0;
     }();
