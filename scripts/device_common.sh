@@ -1,5 +1,5 @@
 # Shared by the scripts/device_*.sh runs (sourced, not run): their arguments, `step`, `bench`,
-# `synth_model` and the machine description. Every script starts with
+# `bench_env`, `synth_model` and the machine description. Every script starts with
 #   source "$(dirname "$0")/device_common.sh" "$@"
 # which reads OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] into $out $bin $data $layers (and leaves
 # further arguments in $extra), makes OUT_DIR, points the tests at TESTDATA and describes the
@@ -37,6 +37,16 @@ bench_line() {  # name args...
   local name=$1; shift
   step "$name" 300 "$bin/strata" bench -m "$model" "$@"
   echo "$name: $(grep -E '^\|.*(tg|pp)[0-9]|experts:' "$out/$name.txt" | tr -s ' ' | head -6 | tr '\n' ' ')"
+}
+
+# `strata bench -m "$model" --device gpu ARGS` with environment switches, for A/B rounds of the
+# expert tiers: logged to OUT/NAME.txt; prints its result, tier and chain lines on one line.
+bench_env() {  # name [VAR=value...] -- args...
+  local name=$1; shift
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done; shift
+  step "$name" 300 env "${envs[@]}" "$bin/strata" bench -m "$model" --device gpu "$@"
+  echo "$name: $(grep -E '^\|.*(tg|pp)[0-9]|experts:|between' "$out/$name.txt" | tr -s ' ' | head -8 | tr '\n' ' ')"
 }
 
 # The BENCHMARKS.md synthetic Qwen3-30B-A3B with $layers layers into $model (extra synth flags after).
