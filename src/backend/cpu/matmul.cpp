@@ -26,19 +26,22 @@ constexpr int64_t kRowBlock = 16;
 constexpr int64_t kMaxClaimBlocks = 4;
 constexpr uint64_t kClaimBytes = 256 * 1024;
 // While the first token streams a claim, each row's dot is preceded by a software prefetch of
-// the row kPrefetchBytes ahead (and a claim's first kPrefetchBytes are requested at once). The
-// L2 streamer on Intel cores stops at every 4 KiB page and must see misses to restart, so one
-// core's stream alone keeps too few lines in flight. With the window and the longer claims, 16
-// Xeon threads decoded 1.3-1.4x faster (bench/results/2026-11-30-cpu-prefetch/). A 4 KiB window
-// streams faster than 2 KiB with every core busy: Q6_K 1.14x, Q4_K 1.02x on the Xeon's 16
-// threads, Q4_K 1.12x on two Zen cores (dot_rows_bench's .../each walks), and 16-thread decode
-// ran 1.07-1.08x (bench/results/2026-11-30-chain-events/).
+// the row a window ahead (and a claim's first window is requested at once). The L2 streamer on
+// Intel cores stops at every 4 KiB page and must see misses to restart, so one core's stream
+// alone keeps too few lines in flight. With the window and the longer claims, 16 Xeon threads
+// decoded 1.3-1.4x faster (bench/results/2026-11-30-cpu-prefetch/).
+// The window grows with the threads streaming at once, as the memory's latency under load does:
+// 16 Xeon threads decoded 1.04-1.09x faster with 4 KiB than with 2 KiB (every round), while two
+// Zen cores decoded 1.04x slower (4 of 6 rounds; bench/results/2026-11-30-chain-events/).
 // STRATA_CPU_PREFETCH_BYTES sets another window (0: none), to compare.
-constexpr uint64_t kPrefetchBytes = 4096;
-const uint64_t prefetch_window_bytes = [] {
-    const char* v = std::getenv("STRATA_CPU_PREFETCH_BYTES");
-    return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : kPrefetchBytes;
-}();
+constexpr uint64_t kPrefetchBytesFew = 2048;
+constexpr uint64_t kPrefetchBytesMany = 4096;
+constexpr int kManyThreads = 8;
+uint64_t prefetch_window(int threads) {
+    static const char* const forced = std::getenv("STRATA_CPU_PREFETCH_BYTES");
+    if (forced != nullptr && *forced != '\0') return std::strtoull(forced, nullptr, 10);
+    return threads >= kManyThreads ? kPrefetchBytesMany : kPrefetchBytesFew;
+}
 constexpr int64_t kQuantizeInlineValues = 16384;
 
 struct PreparedJob {
@@ -53,6 +56,7 @@ struct PreparedJob {
     QuantizeRowFn quantize;     // x's rows to the dot type (unset for F32 dots)
     float* y;
     int64_t first_block;        // index of this job's first row block in the shared range
+    uint64_t prefetch_bytes;    // the window ahead of the streamed row (0: none)
 };
 
 // The bookkeeping of one grouped call, kept per thread from call to call: once a decode step has
@@ -92,11 +96,12 @@ void compute_rows(const PreparedJob& p, int64_t o0, int64_t o1) {
             p.dot_rows(rows, p.weight_row_bytes, a, p.n_in, o1 - o0, yt + o0);
             continue;
         }
-        if (t == 0 && prefetch_window_bytes) prefetch_lines(rows, std::min(rows_end, rows + prefetch_window_bytes));
+        const uint64_t window = p.prefetch_bytes;
+        if (t == 0 && window) prefetch_lines(rows, std::min(rows_end, rows + window));
         const uint8_t* row = rows;
         for (int64_t o = o0; o < o1; ++o, row += p.weight_row_bytes) {
-            if (t == 0 && prefetch_window_bytes) {
-                const uint8_t* ahead = row + prefetch_window_bytes;
+            if (t == 0 && window) {
+                const uint8_t* ahead = row + window;
                 if (ahead < rows_end) prefetch_lines(ahead, std::min(rows_end, ahead + p.weight_row_bytes));
             }
             yt[o] = p.dot(row, a, p.n_in);
@@ -135,6 +140,7 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
         p.y = job.y;
         p.x_rows = job.x_rows;
         p.first_block = blocks;
+        p.prefetch_bytes = prefetch_window(ctx.pool().size());
         blocks += job.n_tokens > 0 ? (p.n_out + kRowBlock - 1) / kRowBlock : 0;
         if (job.x_rows) {
             for (int64_t t = 0; t < job.n_tokens; ++t)
