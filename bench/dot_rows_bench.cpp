@@ -11,7 +11,7 @@
 //           block's second and later tokens, when the block is in cache);
 //   ahead<D>: the single-row loop with a software prefetch of the row D bytes ahead before each
 //           row, as the matmul streams a block for its first token (backend/cpu/matmul.cpp's
-//           window: 2048 there below 8 threads, 4096 from 8); 64MiB only.
+//           window: 4096 there for one-token products on 8+ threads, else 2048); 64MiB only.
 //   pages huge: weights in a 2 MiB-aligned buffer with transparent huge pages (as the bandwidth
 //           probes use); pages 4k: an anonymous mapping with huge pages refused, like the
 //           page-cache mapping that holds a model's weights (the hardware prefetchers stop at

@@ -480,11 +480,14 @@ public:
         const double routing_to_lane_s = lane_pending_ ? std::chrono::duration<double>(lane_started_ - t_routed).count() : 0.0;
 
         // The step's experts are done with the ring and the cache slots: copies into them may go
-        // on (the combine below reads neither). Recorded before the wait for the lane, not after
-        // the combine: an event in the chain from the lane's end to the next routing costs ~6 µs
-        // there while the link streams (bench/results/2026-11-30-chain-events).
-        // STRATA_TIERS_STEP_DONE=combine records it after the combine, to compare.
-        if (!step_done_after_combine_) step_done_.record(stream);
+        // on (the combine below reads neither). A decode step records that before the wait for
+        // the lane, not after the combine: an event in the chain from the lane's end to the next
+        // routing costs ~6 µs there while the link streams. Prompt steps keep it after the
+        // combine (pp512 measured 1.01x faster so, within the noise; bench/results/
+        // 2026-11-30-chain-events). STRATA_TIERS_STEP_DONE=combine records it after the combine
+        // for decode too, to compare.
+        const bool step_done_early = n == 1 && !step_done_after_combine_;
+        if (step_done_early) step_done_.record(stream);
 
         // 5. The CPU part (started above, or run here when it is the only part), while the GPU
         // computes and the copies run.
@@ -519,7 +522,7 @@ public:
         } else {
             gpu::gpu_rms_norm(step.x, step.next_norm, n, e, step.eps, step.h_next, g, step.hq_next);
         }
-        if (step_done_after_combine_) step_done_.record(stream);
+        if (!step_done_early) step_done_.record(stream);
         timeline_.mark(stream, "L{} combine end", li);
         timeline_.host_mark("L{} host queued the combine (hits {}, streamed ahead {}, streamed {}, CPU {})", li, hits_.size(),
                             ahead_hits_.size(), stream_lane_.size(), cpu_lane_.size());

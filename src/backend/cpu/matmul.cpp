@@ -30,17 +30,20 @@ constexpr uint64_t kClaimBytes = 256 * 1024;
 // Intel cores stops at every 4 KiB page and must see misses to restart, so one core's stream
 // alone keeps too few lines in flight. With the window and the longer claims, 16 Xeon threads
 // decoded 1.3-1.4x faster (bench/results/2026-11-30-cpu-prefetch/).
-// The window grows with the threads streaming at once, as the memory's latency under load does:
-// 16 Xeon threads decoded 1.04-1.09x faster with 4 KiB than with 2 KiB (every round), while two
-// Zen cores decoded 1.04x slower (4 of 6 rounds; bench/results/2026-11-30-chain-events/).
+// A one-token job (decode) is a pure stream, and its window grows with the threads streaming at
+// once, as the memory's latency under load does: 16 Xeon threads decoded 1.04-1.09x faster with
+// 4 KiB than with 2 KiB (every round), while two Zen cores decoded 1.04x slower (4 of 6 rounds).
+// A job of several tokens reads its claim again from cache after the first; there the expert
+// tiers' prompt lane (15 threads) measured 1.01x faster with 2 KiB (3 of 3 rounds, within the
+// noise), so it keeps 2 KiB (bench/results/2026-11-30-chain-events/).
 // STRATA_CPU_PREFETCH_BYTES sets another window (0: none), to compare.
-constexpr uint64_t kPrefetchBytesFew = 2048;
-constexpr uint64_t kPrefetchBytesMany = 4096;
+constexpr uint64_t kPrefetchBytes = 2048;
+constexpr uint64_t kPrefetchBytesStreaming = 4096;
 constexpr int kManyThreads = 8;
-uint64_t prefetch_window(int threads) {
+uint64_t prefetch_window(int threads, int64_t n_tokens) {
     static const char* const forced = std::getenv("STRATA_CPU_PREFETCH_BYTES");
     if (forced != nullptr && *forced != '\0') return std::strtoull(forced, nullptr, 10);
-    return threads >= kManyThreads ? kPrefetchBytesMany : kPrefetchBytesFew;
+    return threads >= kManyThreads && n_tokens == 1 ? kPrefetchBytesStreaming : kPrefetchBytes;
 }
 constexpr int64_t kQuantizeInlineValues = 16384;
 
@@ -140,7 +143,7 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
         p.y = job.y;
         p.x_rows = job.x_rows;
         p.first_block = blocks;
-        p.prefetch_bytes = prefetch_window(ctx.pool().size());
+        p.prefetch_bytes = prefetch_window(ctx.pool().size(), job.n_tokens);
         blocks += job.n_tokens > 0 ? (p.n_out + kRowBlock - 1) / kRowBlock : 0;
         if (job.x_rows) {
             for (int64_t t = 0; t < job.n_tokens; ++t)
