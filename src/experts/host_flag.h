@@ -43,8 +43,13 @@ public:
         const std::atomic_ref<uint32_t> word(*word_.as<uint32_t>());
         for (uint32_t spins = 1; word.load(std::memory_order_acquire) != seq; ++spins) {
             if (spins % 1024 == 0 && after.done()) {
-                STRATA_CHECK(word.load(std::memory_order_acquire) == seq, "a GPU kernel's flag never reached the host");
-                return;
+                // The kernel has ended, so its store is on its way: a little more spinning, then
+                // a value still missing is a bug.
+                for (uint32_t extra = 0; extra < (1u << 20); ++extra) {
+                    if (word.load(std::memory_order_acquire) == seq) return;
+                    cpu_relax();
+                }
+                STRATA_CHECK(false, "a GPU kernel's flag never reached the host");
             }
             cpu_relax();
         }
