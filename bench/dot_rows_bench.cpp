@@ -9,6 +9,9 @@
 //   single: a loop of the single-row kernel over each block of `kBlock` rows (the matmul before);
 //   rows: the multi-row kernel per block (four rows side by side: what the matmul now runs for a
 //           block's second and later tokens, when the block is in cache);
+//   rows_x4, tile_x4: four activation rows against the rows (a prompt's later tokens, rows in
+//           cache): the multi-row kernel once per token, or the tile kernel once; bytes count
+//           each weight byte once per token; 1MiB and 64KiB only.
 //   ahead<D>: the single-row loop with a software prefetch of the row D bytes ahead before each
 //           row, as the matmul streams a block for its first token (backend/cpu/matmul.cpp's
 //           window: 4096 there for one-token products on 8+ threads, else 2048); 64MiB only.
@@ -78,7 +81,8 @@ struct Case {
     size_t bytes;
 };
 
-enum class Walk { Single, Rows, Ahead };
+enum class Walk { Single, Rows, Ahead, Rows4, Tile4 };
+constexpr int kTileTokens = 4;
 
 void bench_rows(benchmark::State& state, Case c, Walk walk, uint64_t ahead_bytes = 0) {
     const QuantTraits& traits = quant_traits(c.type);
@@ -103,34 +107,49 @@ void bench_rows(benchmark::State& state, Case c, Walk walk, uint64_t ahead_bytes
         std::memcpy(weights.data() + static_cast<uint64_t>(r) * row_bytes, distinct.data() + (r % kDistinct) * row_bytes,
                     row_bytes);
     }
-    for (float& v : x) v = normal(rng);
-    std::vector<uint8_t> act(tensor_type_info(traits.dot_type)->row_bytes(kRowLength));
-    quant_traits(traits.dot_type).quantize_row(x.data(), act.data(), kRowLength);
+    const uint64_t act_bytes = tensor_type_info(traits.dot_type)->row_bytes(kRowLength);
+    std::vector<uint8_t> acts(static_cast<size_t>(kTileTokens * act_bytes));
+    std::vector<const void*> act_rows;
+    for (int t = 0; t < kTileTokens; ++t) {
+        for (float& v : x) v = normal(rng);
+        quant_traits(traits.dot_type).quantize_row(x.data(), acts.data() + t * act_bytes, kRowLength);
+        act_rows.push_back(acts.data() + t * act_bytes);
+    }
+    const uint8_t* act = acts.data();
 
     const DotFn dot = cpu_dot_kernel_exact(c.type, c.level);
     const DotRowsFn dot_rows = cpu_dot_rows_kernel_exact(c.type, c.level);
-    std::vector<float> out(static_cast<size_t>(rows));
+    const DotTileFn dot_tile = cpu_dot_tile_kernel_exact(c.type, c.level);
+    const bool four = walk == Walk::Rows4 || walk == Walk::Tile4;
+    std::vector<float> out(static_cast<size_t>(rows) * (four ? kTileTokens : 1));
     for (auto _ : state) {
         for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
             const uint8_t* w = weights.data() + static_cast<uint64_t>(r0) * row_bytes;
-            if (walk == Walk::Rows) {
-                dot_rows(w, row_bytes, act.data(), kRowLength, kBlock, out.data() + r0);
+            if (walk == Walk::Tile4) {
+                dot_tile(w, row_bytes, act_rows.data(), kTileTokens, kRowLength, kBlock, out.data() + r0, rows);
+            } else if (walk == Walk::Rows4) {
+                for (int t = 0; t < kTileTokens; ++t)
+                    dot_rows(w, row_bytes, act_rows[static_cast<size_t>(t)], kRowLength, kBlock, out.data() + t * rows + r0);
+            } else if (walk == Walk::Rows) {
+                dot_rows(w, row_bytes, act, kRowLength, kBlock, out.data() + r0);
             } else if (walk == Walk::Ahead) {
                 const uint8_t* end = weights.data() + static_cast<uint64_t>(rows) * row_bytes;
                 for (int64_t r = 0; r < kBlock; ++r) {
                     const uint8_t* row = w + r * row_bytes;
                     for (const uint8_t* line = row + ahead_bytes; line < std::min(end, row + ahead_bytes + row_bytes); line += 64)
                         __builtin_prefetch(line, 0, 3);
-                    out[static_cast<size_t>(r0 + r)] = dot(row, act.data(), kRowLength);
+                    out[static_cast<size_t>(r0 + r)] = dot(row, act, kRowLength);
                 }
             } else {
-                for (int64_t r = 0; r < kBlock; ++r) out[static_cast<size_t>(r0 + r)] = dot(w + r * row_bytes, act.data(), kRowLength);
+                for (int64_t r = 0; r < kBlock; ++r) out[static_cast<size_t>(r0 + r)] = dot(w + r * row_bytes, act, kRowLength);
             }
         }
         benchmark::DoNotOptimize(out.data());
         benchmark::ClobberMemory();
     }
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * rows * static_cast<int64_t>(row_bytes));
+    // Four tokens: weight bytes times the tokens they meet (products of one token's worth).
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * rows * static_cast<int64_t>(row_bytes) *
+                            (four ? kTileTokens : 1));
 }
 
 std::string size_label(size_t bytes) {
@@ -151,6 +170,18 @@ void register_benchmarks() {
                                                  (huge ? "huge" : "4k") + "/" + size_label(bytes);
                         benchmark::RegisterBenchmark(name.c_str(), bench_rows, Case{type, level, huge, bytes}, walk, 0)
                             ->Unit(benchmark::kMillisecond);
+                    }
+                    // Four tokens against rows in cache (a prompt's later tokens): the multi-row
+                    // kernel once per token, or the tile kernel once.
+                    if (bytes < (size_t(64) << 20) && cpu_dot_tile_kernel_exact(type, level)) {
+                        for (Walk walk : {Walk::Rows4, Walk::Tile4}) {
+                            const std::string name = "dot_rows/" + std::string(tensor_type_name(type)) + "/" +
+                                                     std::string(simd_level_name(level)) + "/" +
+                                                     (walk == Walk::Rows4 ? "rows_x4" : "tile_x4") + "/" +
+                                                     (huge ? "huge" : "4k") + "/" + size_label(bytes);
+                            benchmark::RegisterBenchmark(name.c_str(), bench_rows, Case{type, level, huge, bytes}, walk, 0)
+                                ->Unit(benchmark::kMillisecond);
+                        }
                     }
                     if (bytes < (size_t(64) << 20)) continue;
                     for (uint64_t ahead : {1024, 2048, 4096, 8192}) {

@@ -61,6 +61,7 @@ protected:
         }
         traits_ = &quant_traits(c.type);
         rows_ = cpu_dot_rows_kernel_exact(c.type, c.level);
+        tile_ = cpu_dot_tile_kernel_exact(c.type, c.level);
         single_ = cpu_dot_kernel_exact(c.type, c.level);
         ASSERT_NE(rows_, nullptr);
         ASSERT_NE(single_, nullptr) << "a multi-row kernel without a single-row kernel of its level";
@@ -129,8 +130,37 @@ protected:
         EXPECT_EQ(got[static_cast<size_t>(rows)], -1.0f) << "wrote past row " << rows;
     }
 
+    // Tiles: `tokens` activation rows against `rows` weight rows into an output of out_stride
+    // columns per token; each (row, token) must have the single-row kernel's bits, and the
+    // columns past `rows` must stay untouched.
+    void expect_tile_same_bits(int64_t n, int64_t rows, int64_t tokens, bool random_bytes, std::mt19937& rng) {
+        const uint64_t stride = tensor_type_info(GetParam().type)->row_bytes(static_cast<uint64_t>(n));
+        const std::vector<uint8_t> w = random_rows(n, rows, stride, random_bytes, rng);
+        std::vector<std::vector<uint8_t>> acts;
+        std::vector<const void*> act_ptrs;
+        for (int64_t t = 0; t < tokens; ++t) acts.push_back(random_activation(n, rng));
+        for (const auto& a : acts) act_ptrs.push_back(a.data());
+        const int64_t out_stride = rows + 3;
+        std::vector<float> got(static_cast<size_t>(tokens * out_stride), -1.0f);
+        tile_(w.data(), stride, act_ptrs.data(), tokens, n, rows, got.data(), out_stride);
+        for (int64_t t = 0; t < tokens; ++t) {
+            for (int64_t r = 0; r < out_stride; ++r) {
+                const float g = got[static_cast<size_t>(t * out_stride + r)];
+                if (r >= rows) {
+                    EXPECT_EQ(g, -1.0f) << "wrote past row " << rows << " of token " << t;
+                    continue;
+                }
+                const float want = single_(w.data() + static_cast<uint64_t>(r) * stride, act_ptrs[static_cast<size_t>(t)], n);
+                EXPECT_EQ(std::bit_cast<uint32_t>(g), std::bit_cast<uint32_t>(want))
+                    << "row " << r << " of " << rows << ", token " << t << " of " << tokens << ", n = " << n
+                    << (random_bytes ? ", random bytes" : ", quantized") << ": got " << g << ", single-row kernel " << want;
+            }
+        }
+    }
+
     const QuantTraits* traits_ = nullptr;
     DotRowsFn rows_ = nullptr;
+    DotTileFn tile_ = nullptr;
     DotFn single_ = nullptr;
     int64_t block_size_ = 0;
 };
@@ -150,6 +180,19 @@ TEST_P(CpuRowsKernel, SameBitsAsSingleRowKernel) {
     }
 }
 
+TEST_P(CpuRowsKernel, TileSameBitsAsSingleRowKernel) {
+    if (!tile_) GTEST_SKIP() << "no tile kernel for this type at this level";
+    std::mt19937 rng(8765);
+    const int64_t b = block_size_;
+    for (int64_t n : {b, 3 * b, 2048 / b * b}) {
+        for (int64_t tokens : {1, 2, 3, 4, 5, 7, 9}) {
+            for (int64_t rows : {1, 3, 6}) {
+                for (bool random_bytes : {false, true}) expect_tile_same_bits(n, rows, tokens, random_bytes, rng);
+            }
+        }
+    }
+}
+
 TEST_P(CpuRowsKernel, ZeroRowsWritesNothing) {
     float out = -1.0f;
     rows_(nullptr, 0, nullptr, block_size_, 0, &out);
@@ -161,6 +204,7 @@ TEST_P(CpuRowsKernel, DispatchPairsWithTheSingleRowLevel) {
     // with the single-row kernel cpu_dot_kernel returns for the same request.
     EXPECT_EQ(cpu_dot_kernel(GetParam().type, GetParam().level), single_);
     EXPECT_EQ(cpu_dot_rows_kernel(GetParam().type, GetParam().level), rows_);
+    EXPECT_EQ(cpu_dot_tile_kernel(GetParam().type, GetParam().level), tile_);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, CpuRowsKernel, ::testing::ValuesIn(rows_cases()), case_name);

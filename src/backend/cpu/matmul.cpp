@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/env_switch.h"
 #include "quant/cpu/dot_kernels.h"
 #include "quant/cpu/dot_rows.h"
 #include "quant/cpu/quantize_activation.h"
@@ -54,6 +55,7 @@ struct PreparedJob {
     uint64_t act_row_bytes;
     DotFn dot;
     DotRowsFn dot_rows;         // null: no multi-row kernel for the type
+    DotTileFn dot_tile;         // null: no tile kernel for the type
     int64_t n_in, n_out, n_tokens;
     const int32_t* x_rows;      // null: token t is activation row t
     QuantizeRowFn quantize;     // x's rows to the dot type (unset for F32 dots)
@@ -83,20 +85,41 @@ void prefetch_lines(const uint8_t* begin, const uint8_t* end) {
     for (const uint8_t* line = begin; line < end; line += 64) __builtin_prefetch(line, 0, 3);
 }
 
+// Tokens a tile kernel takes at once (quant/cpu/dot_rows.h): its registers hold four tokens' sums.
+constexpr int64_t kTileTokens = 4;
+// STRATA_CPU_TILES=0 runs later tokens one at a time through the multi-row kernel, to compare.
+bool tiles_enabled() {
+    static const bool on = env_switch_on("STRATA_CPU_TILES");
+    return on;
+}
+
 // Rows [o0, o1) of job p for every token: the first token streams them from memory one row
 // after another, with the prefetch window ahead; later tokens find them in cache.
 void compute_rows(const PreparedJob& p, int64_t o0, int64_t o1) {
     const uint8_t* rows = p.weights + static_cast<uint64_t>(o0) * p.weight_row_bytes;
     const uint8_t* rows_end = p.weights + static_cast<uint64_t>(o1) * p.weight_row_bytes;
-    for (int64_t t = 0; t < p.n_tokens; ++t) {
-        const uint8_t* a = p.act + static_cast<uint64_t>(p.x_rows ? p.x_rows[t] : t) * p.act_row_bytes;
+    const auto act_row = [&](int64_t t) { return p.act + static_cast<uint64_t>(p.x_rows ? p.x_rows[t] : t) * p.act_row_bytes; };
+    for (int64_t t = 0; t < p.n_tokens;) {
         float* yt = p.y + t * p.n_out;
+        // Same bits as the streaming loop below (quant/cpu/dot_rows.h). In cache, a row's
+        // unpacked quants serve up to four tokens at once (tiles: 1.2-1.8x the multi-row kernel
+        // a token at a time on a Zen 3 core, bench/results/2026-11-30-cpu-tiles), and four rows
+        // per pass over one token's activation beat the single-row kernel (streamed from DRAM
+        // either would run slower: several row streams interleaved in each page defeat the
+        // hardware prefetchers, and a software prefetch of the next four rows measured 2x slower
+        // still on a Zen core).
+        if (t > 0 && p.dot_tile && p.n_tokens - t >= 2) {
+            const int64_t group = std::min(kTileTokens, p.n_tokens - t);
+            const void* acts[kTileTokens];
+            for (int64_t g = 0; g < group; ++g) acts[g] = act_row(t + g);
+            p.dot_tile(rows, p.weight_row_bytes, acts, group, p.n_in, o1 - o0, yt + o0, p.n_out);
+            t += group;
+            continue;
+        }
+        const uint8_t* a = act_row(t);
         if (t > 0 && p.dot_rows) {
-            // Same bits as the loop below (quant/cpu/dot_rows.h). In cache, four rows per pass
-            // over the activation run faster (streamed from DRAM they would run slower: four
-            // row streams interleaved in each page defeat the hardware prefetchers, and a
-            // software prefetch of the next four rows measured 2x slower still on a Zen core).
             p.dot_rows(rows, p.weight_row_bytes, a, p.n_in, o1 - o0, yt + o0);
+            ++t;
             continue;
         }
         const uint64_t window = p.prefetch_bytes;
@@ -109,6 +132,7 @@ void compute_rows(const PreparedJob& p, int64_t o0, int64_t o1) {
             }
             yt[o] = p.dot(row, a, p.n_in);
         }
+        ++t;
     }
 }
 
@@ -136,6 +160,7 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
         p.weight_row_bytes = w.row_bytes;
         p.dot = cpu_dot_kernel(w.type);
         p.dot_rows = cpu_dot_rows_kernel(w.type);
+        p.dot_tile = tiles_enabled() ? cpu_dot_tile_kernel(w.type) : nullptr;
         STRATA_CHECK(p.dot != nullptr, "matmul on a type without a dot product");
         p.n_in = w.ne[0];
         p.n_out = w.ne[1];

@@ -133,7 +133,7 @@ float k4_dot(const void* weights, const void* activation, int64_t n) {
                 hi = add_fifth_bit(hi, qh, 2 * k + 1);
             }
             __m256i& sum = k % 2 ? odd : even;
-            sum = add_scaled_pair_k4(sum, lo, hi, a[i].qs + 64 * k, sm, k);
+            sum = add_scaled_pair_k4(sum, lo, hi, a[i].qs + 64 * k, pair_scales_k4(sm, k));
         }
         accumulate_k4(acc, acc_min, _mm256_add_epi32(even, odd), min_sums_k4(sm, a[i].bsums),
                       scale_pair_k4(&w[i].d, a[i].d));

@@ -6,7 +6,9 @@
 
 namespace strata {
 
-DotRowsFn cpu_dot_rows_kernel_exact(TensorType type, SimdLevel level) {
+namespace {
+
+const DotRowsKernel* find_exact(TensorType type, SimdLevel level) {
     size_t n = 0;
     const DotRowsKernel* table = nullptr;
     switch (level) {
@@ -15,21 +17,41 @@ DotRowsFn cpu_dot_rows_kernel_exact(TensorType type, SimdLevel level) {
         case SimdLevel::Scalar: return nullptr;
     }
     for (size_t i = 0; i < n; ++i) {
-        if (table[i].type == type) return table[i].rows;
+        if (table[i].type == type) return &table[i];
     }
     return nullptr;
 }
 
-DotRowsFn cpu_dot_rows_kernel(TensorType type, SimdLevel max_level) {
-    // Walk down the levels exactly as cpu_dot_kernel does and stop at the same one: a multi-row
-    // kernel of another level would round differently from the single-row kernel in use.
+// Walks down the levels exactly as cpu_dot_kernel does and stops at the same one: a multi-row
+// kernel of another level would round differently from the single-row kernel in use.
+const DotRowsKernel* find_paired(TensorType type, SimdLevel max_level) {
     const SimdLevel level = std::min(max_level, cpu_simd_level());
     for (int l = static_cast<int>(level); l >= 0; --l) {
-        if (cpu_dot_kernel_exact(type, static_cast<SimdLevel>(l))) {
-            return cpu_dot_rows_kernel_exact(type, static_cast<SimdLevel>(l));
-        }
+        if (cpu_dot_kernel_exact(type, static_cast<SimdLevel>(l))) return find_exact(type, static_cast<SimdLevel>(l));
     }
     return nullptr;
+}
+
+}  // namespace
+
+DotRowsFn cpu_dot_rows_kernel_exact(TensorType type, SimdLevel level) {
+    const DotRowsKernel* k = find_exact(type, level);
+    return k ? k->rows : nullptr;
+}
+
+DotRowsFn cpu_dot_rows_kernel(TensorType type, SimdLevel max_level) {
+    const DotRowsKernel* k = find_paired(type, max_level);
+    return k ? k->rows : nullptr;
+}
+
+DotTileFn cpu_dot_tile_kernel_exact(TensorType type, SimdLevel level) {
+    const DotRowsKernel* k = find_exact(type, level);
+    return k ? k->tile : nullptr;
+}
+
+DotTileFn cpu_dot_tile_kernel(TensorType type, SimdLevel max_level) {
+    const DotRowsKernel* k = find_paired(type, max_level);
+    return k ? k->tile : nullptr;
 }
 
 }  // namespace strata

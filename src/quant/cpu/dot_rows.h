@@ -14,6 +14,8 @@
 //
 //   DotRowsFn rows = cpu_dot_rows_kernel(TensorType::Q4_K);   // null: loop over cpu_dot_kernel
 //   if (rows) rows(w, row_bytes, act, n, 16, out);             // out[r] = dot(w + r·row_bytes, act, n)
+//   DotTileFn tile = cpu_dot_tile_kernel(TensorType::Q4_K);   // several activation rows at once
+//   if (tile) tile(w, row_bytes, acts, 4, n, 16, out, n_out);  // out[t·n_out + r]
 
 #include <cstddef>
 #include <cstdint>
@@ -27,9 +29,16 @@ namespace strata {
 using DotRowsFn = void (*)(const void* weights, uint64_t row_stride, const void* activation, int64_t n, int64_t rows,
                            float* out);
 
+// Tiles: out[t·out_stride + r] = dot(weights + r·row_stride, activations[t], n) for 0 ≤ r < rows
+// and 0 ≤ t < tokens. For a matmul's rows already in cache, a row's unpacked quants and scales
+// serve several activation rows at once; each (row, token) has the single-row kernel's bits.
+using DotTileFn = void (*)(const void* weights, uint64_t row_stride, const void* const* activations, int64_t tokens,
+                           int64_t n, int64_t rows, float* out, int64_t out_stride);
+
 struct DotRowsKernel {
     TensorType type;
     DotRowsFn rows;
+    DotTileFn tile = nullptr;  // null: none for the type
 };
 
 // Multi-row kernels of one SIMD level (dot_rows_table_<level>.cpp).
@@ -42,5 +51,8 @@ const DotRowsKernel* avx512_dot_rows_kernels(size_t* count);
 DotRowsFn cpu_dot_rows_kernel(TensorType type, SimdLevel max_level = SimdLevel::Avx512);
 // The multi-row kernel of exactly `level`, or null (for tests and benches).
 DotRowsFn cpu_dot_rows_kernel_exact(TensorType type, SimdLevel level);
+// The tile kernel paired with cpu_dot_kernel(type, max_level) the same way, or null.
+DotTileFn cpu_dot_tile_kernel(TensorType type, SimdLevel max_level = SimdLevel::Avx512);
+DotTileFn cpu_dot_tile_kernel_exact(TensorType type, SimdLevel level);
 
 }  // namespace strata

@@ -7,9 +7,9 @@ namespace strata {
 
 namespace {
 constexpr DotRowsKernel kKernels[] = {
-    {TensorType::Q4_K, dot_rows_q4_k_q8_k_avx512},
-    {TensorType::Q5_K, dot_rows_q5_k_q8_k_avx512},
-    {TensorType::Q6_K, dot_rows_q6_k_q8_k_avx512},
+    {TensorType::Q4_K, dot_rows_q4_k_q8_k_avx512, dot_tile_q4_k_q8_k_avx512},
+    {TensorType::Q5_K, dot_rows_q5_k_q8_k_avx512, dot_tile_q5_k_q8_k_avx512},
+    {TensorType::Q6_K, dot_rows_q6_k_q8_k_avx512, dot_tile_q6_k_q8_k_avx512},
 };
 }  // namespace
 

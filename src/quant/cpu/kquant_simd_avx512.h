@@ -88,21 +88,23 @@ inline __m256i add_fifth_bit(__m256i q, __m256i qh, int j) {
 }
 
 // acc + Σ scale·q·a over sub-blocks 2k (`lo`) and 2k+1 (`hi`), 32 values each against the 64
-// activations at `a`; `scales_mins` from unpack_scales_mins_k4. dpbusd sums four products per
-// int32 lane (|sum| ≤ 4·31·128, so it fits int16); packs puts both sub-blocks in one register of
-// words (per 128-bit lane: 4 words of 2k, then 4 of 2k+1), and one dpwssd applies both scales.
-// Against a maddubs + dpwssd per sub-block this needs half the scale shuffles and 3 multiplies
-// instead of 4 (1.08x on Zen 4).
-inline __m256i add_scaled_pair_k4(__m256i acc, __m256i lo, __m256i hi, const int8_t* a, __m256i scales_mins, int k) {
+// activations at `a`; `scales` from pair_scales_k4. dpbusd sums four products per int32 lane
+// (|sum| ≤ 4·31·128, so it fits int16); packs puts both sub-blocks in one register of words (per
+// 128-bit lane: 4 words of 2k, then 4 of 2k+1), and one dpwssd applies both scales. Against a
+// maddubs + dpwssd per sub-block this needs half the scale shuffles and 3 multiplies instead of 4
+// (1.08x on Zen 4).
+inline __m256i add_scaled_pair_k4(__m256i acc, __m256i lo, __m256i hi, const int8_t* a, __m256i scales) {
     const __m256i zero = _mm256_setzero_si256();
     const __m256i sums =
         _mm256_packs_epi32(_mm256_dpbusd_epi32(zero, lo, load256(a)), _mm256_dpbusd_epi32(zero, hi, load256(a + 32)));
-    // Words s_2k ×4 then s_2k+1 ×4: byte 2k (2k+1) with a zero (0x80) above it.
+    return _mm256_dpwssd_epi32(acc, sums, scales);
+}
+// The words add_scaled_pair_k4 scales sub-blocks 2k and 2k+1 by, from unpack_scales_mins_k4's
+// bytes: s_2k ×4 then s_2k+1 ×4 per 128-bit lane (byte 2k or 2k+1 with a zero, 0x80, above it).
+inline __m256i pair_scales_k4(__m256i scales_mins, int k) {
     const long long even = static_cast<long long>(0x8000800080008000ULL) + 0x0002000200020002LL * k;
     const long long odd = even + 0x0001000100010001LL;
-    return _mm256_dpwssd_epi32(acc, sums, _mm256_shuffle_epi8(scales_mins, _mm256_set_epi64x(odd, even, odd, even)));
+    return _mm256_shuffle_epi8(scales_mins, _mm256_set_epi64x(odd, even, odd, even));
 }
-
-
 
 }  // namespace strata::kquant_avx512
