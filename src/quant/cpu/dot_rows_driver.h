@@ -14,6 +14,12 @@
 
 namespace strata {
 
+// In an unnamed namespace, so that each ISA's file gets its own copy: GCC 12 gives an
+// instantiation whose template template argument comes from a file's unnamed namespace (each
+// kernel file's Q4K, ...) external, weak linkage under the same name in every file, and the linker
+// kept one of the avx2 and avx512 walks for both tables (the avx512 tiles ran the avx2 kernels).
+namespace {
+
 template <template <int, int> class Kernel, int kGroup = 4>
 void run_rows(const void* weights, uint64_t stride, const void* activation, int64_t n, int64_t rows, float* out) {
     static_assert(kGroup >= 1 && kGroup <= 4, "tails of up to three rows are handled below");
@@ -68,5 +74,7 @@ void run_tile(const void* weights, uint64_t stride, const void* const* activatio
         }
     }
 }
+
+}  // namespace
 
 }  // namespace strata
