@@ -2,6 +2,11 @@
 """Draws chart.svg from the numbers in README.md (raw logs in raw/): for each panel, each variant of
 each run (variants alternated within one start of the machine; bars: means of the rounds, dots:
 rounds), with the issue's target where there is one."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../scripts"))
+from ab_chart import draw  # noqa: E402
 
 PANELS = [
     ("tg128, every expert in RAM (tok/s; target 90)", 90, (60.0, 95.0, 5), [
@@ -25,42 +30,5 @@ PANELS = [
 ]
 
 
-def main():
-    W, left, bar_h, gap = 820, 250, 16, 6
-    y = 30
-    body = []
-    for title, target, (lo, hi, step), runs in PANELS:
-        scale = (W - left - 70) / (hi - lo)
-        body.append(f'<text x="10" y="{y}" font-weight="bold" font-size="13">{title}</text>')
-        y += 12
-        top = y
-        for run, variants in runs:
-            body.append(f'<text x="10" y="{y + 12}" fill="#555">{run}</text>')
-            y += 16
-            for label, rounds in variants:
-                mean = sum(rounds) / len(rounds)
-                width = max(0.0, (mean - lo) * scale)
-                body.append(f'<text x="{left - 8}" y="{y + 12}" text-anchor="end">{label}</text>')
-                body.append(f'<rect x="{left}" y="{y}" width="{width:.1f}" height="{bar_h}" fill="#4a7ab5"/>')
-                for r in rounds:
-                    body.append(f'<circle cx="{left + (r - lo) * scale:.1f}" cy="{y + bar_h / 2}" r="3" fill="#e07b39"/>')
-                body.append(f'<text x="{left + width + 6:.1f}" y="{y + 12}">{mean:,.2f}</text>')
-                y += bar_h + gap
-        if target is not None:
-            tx = left + (target - lo) * scale
-            body.append(f'<line x1="{tx:.1f}" y1="{top}" x2="{tx:.1f}" y2="{y}" stroke="#c33" stroke-dasharray="4,3"/>')
-        body.append(f'<line x1="{left}" y1="{y}" x2="{W - 70}" y2="{y}" stroke="#333"/>')
-        t = lo
-        while t <= hi + 1e-9:
-            x = left + (t - lo) * scale
-            body.append(f'<text x="{x:.1f}" y="{y + 14}" text-anchor="middle" font-size="10">{t:g}</text>')
-            t += step
-        y += 40
-    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{y}" font-family="sans-serif" font-size="11">',
-           f'<rect width="{W}" height="{y}" fill="white"/>', *body, '</svg>']
-    with open("chart.svg", "w") as f:
-        f.write("\n".join(svg) + "\n")
-
-
 if __name__ == "__main__":
-    main()
+    draw(os.path.join(os.path.dirname(os.path.abspath(__file__)), "chart.svg"), PANELS)
