@@ -56,6 +56,7 @@ struct PreparedJob {
     DotFn dot;
     DotRowsFn dot_rows;         // null: no multi-row kernel for the type
     DotTileFn dot_tile;         // null: no tile kernel for the type
+    bool stream_tiles;          // the first tokens stream through a tile too (tile_use)
     int64_t n_in, n_out, n_tokens;
     const int32_t* x_rows;      // null: token t is activation row t
     QuantizeRowFn quantize;     // x's rows to the dot type (unset for F32 dots)
@@ -87,49 +88,68 @@ void prefetch_lines(const uint8_t* begin, const uint8_t* end) {
 
 // Tokens a tile kernel takes at once (quant/cpu/dot_rows.h): its registers hold four tokens' sums.
 constexpr int64_t kTileTokens = 4;
-// STRATA_CPU_TILES=0 runs later tokens one at a time through the multi-row kernel, to compare.
-bool tiles_enabled() {
-    static const bool on = env_switch_on("STRATA_CPU_TILES");
-    return on;
+// Where tiles run: STRATA_CPU_TILES=0 nowhere (later tokens one at a time through the multi-row
+// kernel, the first streamed through the single-row kernel), =cached only for the tokens after
+// the first, to compare.
+enum class TileUse { None, Cached, All };
+TileUse tile_use() {
+    static const TileUse use = !env_switch_on("STRATA_CPU_TILES")           ? TileUse::None
+                               : env_equals("STRATA_CPU_TILES", "cached") ? TileUse::Cached
+                                                                           : TileUse::All;
+    return use;
 }
 
-// Rows [o0, o1) of job p for every token: the first token streams them from memory one row
-// after another, with the prefetch window ahead; later tokens find them in cache.
+// Rows [o0, o1) of job p for every token. The first token (or the first group of up to four)
+// streams them from memory one row after another, with the prefetch window ahead; later tokens
+// find them in cache.
 void compute_rows(const PreparedJob& p, int64_t o0, int64_t o1) {
     const uint8_t* rows = p.weights + static_cast<uint64_t>(o0) * p.weight_row_bytes;
     const uint8_t* rows_end = p.weights + static_cast<uint64_t>(o1) * p.weight_row_bytes;
     const auto act_row = [&](int64_t t) { return p.act + static_cast<uint64_t>(p.x_rows ? p.x_rows[t] : t) * p.act_row_bytes; };
+    const uint64_t window = p.prefetch_bytes;
+    // Before each row the first token (group) streams: the window's lines ahead of it.
+    const auto prefetch_ahead = [&](const uint8_t* row) {
+        const uint8_t* ahead = row + window;
+        if (ahead < rows_end) prefetch_lines(ahead, std::min(rows_end, ahead + p.weight_row_bytes));
+    };
     for (int64_t t = 0; t < p.n_tokens;) {
         float* yt = p.y + t * p.n_out;
-        // Same bits as the streaming loop below (quant/cpu/dot_rows.h). In cache, a row's
-        // unpacked quants serve up to four tokens at once (tiles: 1.2-1.8x the multi-row kernel
-        // a token at a time on a Zen 3 core, bench/results/2026-11-30-cpu-tiles), and four rows
-        // per pass over one token's activation beat the single-row kernel (streamed from DRAM
-        // either would run slower: several row streams interleaved in each page defeat the
-        // hardware prefetchers, and a software prefetch of the next four rows measured 2x slower
-        // still on a Zen core).
-        if (t > 0 && p.dot_tile && p.n_tokens - t >= 2) {
-            const int64_t group = std::min(kTileTokens, p.n_tokens - t);
+        // Same bits as the single-row kernel (quant/cpu/dot_rows.h). A tile shares a row's
+        // unpacked quants among up to four tokens: 1.2-1.9x the multi-row kernel a token at a
+        // time on rows in cache (bench/results/2026-11-30-tiers-split). The first group streams
+        // the rows through the tile a row at a time, with the window ahead, as the single-row
+        // kernel does for one token.
+        const int64_t group = p.dot_tile && (t > 0 || p.stream_tiles) ? std::min(kTileTokens, p.n_tokens - t) : 1;
+        if (group >= 2) {
             const void* acts[kTileTokens];
             for (int64_t g = 0; g < group; ++g) acts[g] = act_row(t + g);
-            p.dot_tile(rows, p.weight_row_bytes, acts, group, p.n_in, o1 - o0, yt + o0, p.n_out);
+            if (t > 0) {
+                p.dot_tile(rows, p.weight_row_bytes, acts, group, p.n_in, o1 - o0, yt + o0, p.n_out);
+            } else {
+                if (window) prefetch_lines(rows, std::min(rows_end, rows + window));
+                const uint8_t* row = rows;
+                for (int64_t o = o0; o < o1; ++o, row += p.weight_row_bytes) {
+                    if (window) prefetch_ahead(row);
+                    p.dot_tile(row, p.weight_row_bytes, acts, group, p.n_in, 1, yt + o, p.n_out);
+                }
+            }
             t += group;
             continue;
         }
         const uint8_t* a = act_row(t);
+        // In cache, four rows per pass over one token's activation beat the single-row kernel
+        // (streamed from DRAM they would run slower: four row streams interleaved in each page
+        // defeat the hardware prefetchers, and a software prefetch of the next four rows measured
+        // 2x slower still on a Zen core).
         if (t > 0 && p.dot_rows) {
             p.dot_rows(rows, p.weight_row_bytes, a, p.n_in, o1 - o0, yt + o0);
             ++t;
             continue;
         }
-        const uint64_t window = p.prefetch_bytes;
         if (t == 0 && window) prefetch_lines(rows, std::min(rows_end, rows + window));
         const uint8_t* row = rows;
         for (int64_t o = o0; o < o1; ++o, row += p.weight_row_bytes) {
-            if (t == 0 && window) {
-                const uint8_t* ahead = row + window;
-                if (ahead < rows_end) prefetch_lines(ahead, std::min(rows_end, ahead + p.weight_row_bytes));
-            }
+            if (t == 0 && window) prefetch_ahead(row);
             yt[o] = p.dot(row, a, p.n_in);
         }
         ++t;
@@ -160,7 +180,8 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
         p.weight_row_bytes = w.row_bytes;
         p.dot = cpu_dot_kernel(w.type);
         p.dot_rows = cpu_dot_rows_kernel(w.type);
-        p.dot_tile = tiles_enabled() ? cpu_dot_tile_kernel(w.type) : nullptr;
+        p.dot_tile = tile_use() != TileUse::None ? cpu_dot_tile_kernel(w.type) : nullptr;
+        p.stream_tiles = tile_use() == TileUse::All;
         STRATA_CHECK(p.dot != nullptr, "matmul on a type without a dot product");
         p.n_in = w.ne[0];
         p.n_out = w.ne[1];
