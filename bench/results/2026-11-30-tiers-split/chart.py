@@ -20,6 +20,14 @@ PANELS = [
     ("GPU tiers pp512, 10 GiB budget (tok/s; target 2,535)", 2535, (2500.0, 3200.0, 100), [
         ("tiles.sh", [("no tiles", [2943.94, 3036.82]), ("tiles", [3133.10, 3063.82])]),
     ]),
+    ("GPU tiers pp512, every expert in RAM: the first tokens through tiles too (tok/s; target 1,670)", 1670,
+     (1550.0, 1750.0, 50), [
+        ("stream.sh", [("tiles after the first token", [1659.59, 1661.05, 1645.01]),
+                       ("tiles from the first token", [1691.12, 1679.55, 1703.45])]),
+    ]),
+    ("CPU server, 8 clients, 2 Zen 3 cores: aggregate tok/s", None, (30.0, 55.0, 5), [
+        ("local_serve.txt", [("no tiles", [38.7, 39.3]), ("tiles", [44.5, 47.0])]),
+    ]),
 ]
 
 if __name__ == "__main__":
