@@ -157,7 +157,7 @@ std::string size_label(size_t bytes) {
 }
 
 void register_benchmarks() {
-    for (TensorType type : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q5_K}) {
+    for (TensorType type : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q5_K, TensorType::Q3_K, TensorType::Q2_K}) {
         for (SimdLevel level : {SimdLevel::Avx512, SimdLevel::Avx2}) {
             if (level > cpu_simd_level() || !cpu_dot_rows_kernel_exact(type, level)) continue;
             for (size_t bytes : {size_t(64) << 20, size_t(1) << 20, size_t(64) << 10}) {

@@ -108,6 +108,8 @@ protected:
 
     std::vector<size_t> scale_offsets() const {
         switch (GetParam().type) {
+            case TensorType::Q2_K: return {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)};
+            case TensorType::Q3_K: return {offsetof(BlockQ3_K, d)};
             case TensorType::Q4_K: return {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)};
             case TensorType::Q5_K: return {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)};
             case TensorType::Q6_K: return {offsetof(BlockQ6_K, d)};

@@ -9,9 +9,12 @@
 // Formats with an offset (Q3_K's −4, Q6_K's −32) or a minimum (Q2_K, Q4_K, Q5_K) keep their
 // quants unsigned and subtract offset·scale·Σa, where Σa per 16 values is Q8_K's bsums.
 
+#include <array>
 #include <cstring>
 
 #include "quant/cpu/dot_kernels_avx2.h"
+#include "quant/cpu/dot_rows_driver.h"
+#include "quant/cpu/dot_rows_kernels_avx2.h"
 #include "quant/cpu/kquant_simd_avx2.h"
 #include "quant/k_quants.h"
 #include "quant/q8_k.h"
@@ -37,61 +40,133 @@ __m128i unpack_scales_q3_k(const uint8_t* packed) {
 
 }  // namespace
 
-float dot_q2_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {
+namespace {
+
+// Q2_K and Q3_K against T activation rows at once (T = 1: the single-row kernels below; more:
+// tiles, quant/cpu/dot_rows.h): a row's scales and 2-bit planes are unpacked once for all of
+// them, and each activation row keeps its own accumulators, so each (row, token) has the bits
+// of the single-row kernel. out[t * out_stride]. Always inlined: the single-row kernels, called
+// through it, measured 1-4% slower as a call.
+template <int T>
+[[gnu::always_inline]] inline void q2_k_tile(const void* weights, const BlockQ8_K* const* a, int64_t n, float* out, int64_t out_stride) {
     const auto* w = static_cast<const BlockQ2_K*>(weights);
-    const auto* a = static_cast<const BlockQ8_K*>(activation);
     const __m256i two_bits = _mm256_set1_epi8(3);
-    __m256 acc = _mm256_setzero_ps();
-    __m256 acc_min = _mm256_setzero_ps();
+    __m256 acc[T], acc_min[T];
+    #pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps(), acc_min[t] = _mm256_setzero_ps();
     for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
         const __m128i packed = load128(w[i].scales);
         const __m128i scales = _mm_and_si128(packed, _mm_set1_epi8(0x0F));
-        const __m128i mins = _mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F));
-        const __m256i min_sum = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), load256(a[i].bsums));
-        __m256i sumi = _mm256_setzero_si256();
+        const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F)));
+        __m256i sumi[T], min_sum[T];
+        #pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256(), min_sum[t] = _mm256_madd_epi16(mins, load256(a[t][i].bsums));
         for (int half = 0; half < 2; ++half) {
             const __m256i planes = load256(w[i].qs + 32 * half);
-            const int8_t* q8 = a[i].qs + 128 * half;
             for (int g = 0; g < 4; ++g) {
                 const __m256i q = _mm256_and_si256(_mm256_srli_epi16(planes, 2 * g), two_bits);
-                sumi = _mm256_add_epi32(sumi, scaled_dot(q, q8 + 32 * g, pair_scales(scales, 4 * half + g)));
+                const __m256i s = pair_scales(scales, 4 * half + g);
+                #pragma GCC unroll 4
+                for (int t = 0; t < T; ++t) sumi[t] = _mm256_add_epi32(sumi[t], scaled_dot(q, a[t][i].qs + 128 * half + 32 * g, s));
             }
         }
-        const float d = fp16(w[i].d) * a[i].d;
-        const float dmin = fp16(w[i].dmin) * a[i].d;
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
-        acc_min = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(min_sum), acc_min);
+        #pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+            const float d = fp16(w[i].d) * a[t][i].d;
+            const float dmin = fp16(w[i].dmin) * a[t][i].d;
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+            acc_min[t] = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(min_sum[t]), acc_min[t]);
+        }
     }
-    return hsum(acc) - hsum(acc_min);
+    #pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) out[t * out_stride] = hsum(acc[t]) - hsum(acc_min[t]);
 }
 
-float dot_q3_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {
+template <int T>
+[[gnu::always_inline]] inline void q3_k_tile(const void* weights, const BlockQ8_K* const* a, int64_t n, float* out, int64_t out_stride) {
     const auto* w = static_cast<const BlockQ3_K*>(weights);
-    const auto* a = static_cast<const BlockQ8_K*>(activation);
     const __m256i two_bits = _mm256_set1_epi8(3);
     const __m256i four = _mm256_set1_epi8(4);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[T];
+    #pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t i = 0, nb = super_blocks(n); i < nb; ++i) {
         const __m128i scales = unpack_scales_q3_k(w[i].scales);
+        const __m256i scales16 = _mm256_cvtepi8_epi16(scales);
         // Quants are stored as u = q + 4 ∈ [0, 7]; Σ s·q·a = Σ s·u·a − 4·Σ s·Σa.
-        const __m256i offset = _mm256_madd_epi16(_mm256_cvtepi8_epi16(scales), load256(a[i].bsums));
-        __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 2));
+        __m256i sumi[T];
+        #pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+            const __m256i offset = _mm256_madd_epi16(scales16, load256(a[t][i].bsums));
+            sumi[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 2));
+        }
         const __m256i hmask = load256(w[i].hmask);
         __m256i bit = _mm256_set1_epi8(1);
         for (int half = 0; half < 2; ++half) {
             const __m256i planes = load256(w[i].qs + 32 * half);
-            const int8_t* q8 = a[i].qs + 128 * half;
+            #pragma GCC unroll 4
             for (int g = 0; g < 4; ++g) {
                 const __m256i low = _mm256_and_si256(_mm256_srli_epi16(planes, 2 * g), two_bits);
                 const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hmask, bit), bit), four);
                 bit = _mm256_add_epi8(bit, bit);
-                sumi = _mm256_add_epi32(sumi, scaled_dot(_mm256_or_si256(low, high), q8 + 32 * g,
-                                                         pair_scales(scales, 4 * half + g)));
+                const __m256i q = _mm256_or_si256(low, high);
+                const __m256i s = pair_scales(scales, 4 * half + g);
+                #pragma GCC unroll 4
+                for (int t = 0; t < T; ++t) sumi[t] = _mm256_add_epi32(sumi[t], scaled_dot(q, a[t][i].qs + 128 * half + 32 * g, s));
             }
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(fp16(w[i].d) * a[i].d), _mm256_cvtepi32_ps(sumi), acc);
+        #pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(fp16(w[i].d) * a[t][i].d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+        }
     }
-    return hsum(acc);
+    #pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) out[t * out_stride] = hsum(acc[t]);
+}
+
+// One activation row as the tiles take it.
+inline std::array<const BlockQ8_K*, 1> one_row(const void* activation) { return {static_cast<const BlockQ8_K*>(activation)}; }
+
+// Kernel<R, T>::run for the walks of quant/cpu/dot_rows_driver.h (one row at a time).
+template <int R, int T>
+struct Q2K {
+    static_assert(R == 1, "Q2_K walks one row at a time");
+    static void run(const void* w, uint64_t, const BlockQ8_K* const* a, int64_t n, float* out, int64_t os) { q2_k_tile<T>(w, a, n, out, os); }
+};
+template <int R, int T>
+struct Q3K {
+    static_assert(R == 1, "Q3_K walks one row at a time");
+    static void run(const void* w, uint64_t, const BlockQ8_K* const* a, int64_t n, float* out, int64_t os) { q3_k_tile<T>(w, a, n, out, os); }
+};
+
+}  // namespace
+
+float dot_q2_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {
+    float out = 0.0f;
+    Q2K<1, 1>::run(weights, 0, one_row(activation).data(), n, &out, 0);
+    return out;
+}
+
+float dot_q3_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {
+    float out = 0.0f;
+    Q3K<1, 1>::run(weights, 0, one_row(activation).data(), n, &out, 0);
+    return out;
+}
+
+// The tables' entries (dot_rows_table_avx2.cpp): rows one at a time, tiles of up to four tokens.
+void dot_rows_q2_k_q8_k_avx2(const void* w, uint64_t stride, const void* a, int64_t n, int64_t rows, float* out) {
+    run_rows<Q2K, 1>(w, stride, a, n, rows, out);
+}
+void dot_rows_q3_k_q8_k_avx2(const void* w, uint64_t stride, const void* a, int64_t n, int64_t rows, float* out) {
+    run_rows<Q3K, 1>(w, stride, a, n, rows, out);
+}
+void dot_tile_q2_k_q8_k_avx2(const void* w, uint64_t stride, const void* const* a, int64_t tokens, int64_t n, int64_t rows,
+                             float* out, int64_t out_stride) {
+    run_tile<Q2K>(w, stride, a, tokens, n, rows, out, out_stride);
+}
+void dot_tile_q3_k_q8_k_avx2(const void* w, uint64_t stride, const void* const* a, int64_t tokens, int64_t n, int64_t rows,
+                             float* out, int64_t out_stride) {
+    run_tile<Q3K>(w, stride, a, tokens, n, rows, out, out_stride);
 }
 
 float dot_q4_k_q8_k_avx2(const void* weights, const void* activation, int64_t n) {

@@ -19,5 +19,13 @@ void dot_tile_q5_k_q8_k_avx512(const void* weights, uint64_t stride, const void*
                                int64_t n, int64_t rows, float* out, int64_t out_stride);
 void dot_tile_q6_k_q8_k_avx512(const void* weights, uint64_t stride, const void* const* activations, int64_t tokens,
                                int64_t n, int64_t rows, float* out, int64_t out_stride);
+void dot_rows_q2_k_q8_k_avx512(const void* weights, uint64_t stride, const void* activation, int64_t n, int64_t rows,
+                               float* out);
+void dot_tile_q2_k_q8_k_avx512(const void* weights, uint64_t stride, const void* const* activations, int64_t tokens,
+                               int64_t n, int64_t rows, float* out, int64_t out_stride);
+void dot_rows_q3_k_q8_k_avx512(const void* weights, uint64_t stride, const void* activation, int64_t n, int64_t rows,
+                               float* out);
+void dot_tile_q3_k_q8_k_avx512(const void* weights, uint64_t stride, const void* const* activations, int64_t tokens,
+                               int64_t n, int64_t rows, float* out, int64_t out_stride);
 
 }  // namespace strata

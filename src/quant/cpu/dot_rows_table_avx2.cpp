@@ -7,6 +7,8 @@ namespace strata {
 
 namespace {
 constexpr DotRowsKernel kKernels[] = {
+    {TensorType::Q2_K, dot_rows_q2_k_q8_k_avx2, dot_tile_q2_k_q8_k_avx2},
+    {TensorType::Q3_K, dot_rows_q3_k_q8_k_avx2, dot_tile_q3_k_q8_k_avx2},
     {TensorType::Q4_K, dot_rows_q4_k_q8_k_avx2, dot_tile_q4_k_q8_k_avx2},
     {TensorType::Q5_K, dot_rows_q5_k_q8_k_avx2, dot_tile_q5_k_q8_k_avx2},
     {TensorType::Q6_K, dot_rows_q6_k_q8_k_avx2, dot_tile_q6_k_q8_k_avx2},
