@@ -1,5 +1,5 @@
 #pragma once
-// The arithmetic of the GPU expert tiers' CPU lane (gpu_expert_tiers_with_gpu.cpp): one layer
+// The arithmetic of the GPU expert tiers' CPU lane (gpu_tiers_lane_with_gpu.cpp): one layer
 // step's misses that the CPU computes straight from the mapped file, their weighted sum per token,
 // and the measurement the lanes' cost model starts from. Free of GPU code, so that it is tested
 // on any machine (tests/experts/cpu_expert_lane_test.cpp).

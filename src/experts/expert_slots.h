@@ -1,5 +1,5 @@
 #pragma once
-// Which expert each VRAM slot of the GPU expert tiers holds (gpu_expert_tiers_with_gpu.cpp). The
+// Which expert each VRAM slot of the GPU expert tiers holds (gpu_expert_tiers_impl.h). The
 // slot pool is the cache, whose residents go by (layer, expert) key, and the staging ring that
 // streamed experts pass through. A streamed expert the cache policy admits keeps the ring slot it
 // was copied to, and the victim's slot joins the ring in its place, so an admission costs no copy.

@@ -1,5 +1,5 @@
 #pragma once
-// The GPU's part of one MoE layer step of the expert tiers (gpu_expert_tiers_with_gpu.cpp): which
+// The GPU's part of one MoE layer step of the expert tiers (gpu_expert_tiers_impl.h): which
 // pairs (token, choice) each set of GPU launches computes, from which VRAM slot. The host writes it
 // into one buffer that a kernel reads through the GPU's mapping of page-locked memory (PlanLayout):
 //   sorted  - the pairs' positions, grouped by expert;

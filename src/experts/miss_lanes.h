@@ -1,7 +1,7 @@
 #pragma once
 // Which of a MoE layer's missing experts (not in a VRAM slot) the CPU computes from RAM and which
 // are streamed over the link into staging slots and computed by the GPU: the decision half of the
-// GPU expert tiers (gpu_expert_tiers_with_gpu.cpp), free of GPU code so that it is tested on any
+// GPU expert tiers (gpu_expert_tiers_impl.h), free of GPU code so that it is tested on any
 // machine. Both lanes run at once, so a layer costs the longer of the two.
 // - Prompt-like steps (an expert with more than two tokens) go by a cost model: the CPU takes
 //   misses, fewest tokens first, while its predicted time stays within the copies' time of what

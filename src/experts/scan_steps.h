@@ -1,7 +1,7 @@
 #pragma once
 // Scan steps: MoE layer steps that use most of their layer's experts (a prompt batch, or many
 // sequences decoding at once). Two things follow for the GPU expert tiers
-// (gpu_expert_tiers_with_gpu.cpp):
+// (gpu_expert_tiers_impl.h):
 // - The next layer's step will use nearly all of its experts too, so those not in VRAM are known
 //   before its routing: they are copied ahead, across the layer boundary, and the link stays busy
 //   while the GPU finishes this layer and routes the next (else it idles for that gap every layer).
