@@ -6,6 +6,8 @@
 // cache at the run's mean depth), and the ratio of the measured speed to it.
 // `--gpu-profile` times every GPU op with events (backend/gpu/op_profiler.h) and prints, per test,
 // kernel milliseconds per token by op beside the wall time: the difference is launch and idle gaps.
+// `--cpu-profile` does the same for the CPU forward's ops with the host's clock
+// (backend/cpu/cpu_op_profile.h): the difference is the forward's own code between them.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -15,6 +17,7 @@
 #include <numeric>
 #include <random>
 
+#include "backend/cpu/cpu_op_profile.h"
 #include "backend/gpu/op_profiler.h"
 #include "cli/command.h"
 #include "cli/device_flags.h"
@@ -41,6 +44,7 @@ struct BenchOptions {
     bool json = false;
     bool bound = true;
     bool gpu_profile = false;
+    bool cpu_profile = false;
     DeviceFlags device;
     TierFlags tiers;
 };
@@ -83,13 +87,13 @@ nlohmann::ordered_json tier_delta(const GpuExpertTierStats& a, const GpuExpertTi
 
 // Op times of a test's measured runs (GPU models loaded with profiling on; empty otherwise).
 struct OpProfile {
-    std::vector<gpu::OpProfileRow> rows;
+    std::vector<OpProfileRow> rows;
     double wall_seconds = 0;
     int64_t tokens = 0;
 
-    void add(std::vector<gpu::OpProfileRow> more, double seconds, int64_t n) {
-        for (gpu::OpProfileRow& r : more) {
-            auto it = std::find_if(rows.begin(), rows.end(), [&](const gpu::OpProfileRow& x) { return x.name == r.name; });
+    void add(std::vector<OpProfileRow> more, double seconds, int64_t n) {
+        for (OpProfileRow& r : more) {
+            auto it = std::find_if(rows.begin(), rows.end(), [&](const OpProfileRow& x) { return x.name == r.name; });
             if (it == rows.end()) rows.push_back(std::move(r));
             else it->calls += r.calls, it->ms += r.ms;
         }
@@ -99,17 +103,19 @@ struct OpProfile {
         const double per = tokens > 0 ? 1.0 / static_cast<double>(tokens) : 0.0;
         double kernel_ms = 0;
         nlohmann::ordered_json ops = nlohmann::ordered_json::array();
-        for (const gpu::OpProfileRow& r : rows) {
+        for (const OpProfileRow& r : rows) {
             kernel_ms += r.ms;
             ops.push_back({{"op", r.name}, {"calls_per_token", static_cast<double>(r.calls) * per}, {"ms_per_token", r.ms * per}});
         }
         return {{"wall_ms_per_token", wall_seconds * 1e3 * per}, {"kernel_ms_per_token", kernel_ms * per}, {"ops", ops}};
     }
-    void print(const std::string& test) const {
+    // heading: what was timed and how; sum_label, rest_label: the ops' sum and what is left of the
+    // wall time (GPU: launch/idle gaps; CPU: the forward's own code between the timed ops).
+    void print(const std::string& test, const char* heading, const char* sum_label, const char* rest_label) const {
         const nlohmann::ordered_json j = json();
         const double wall = j["wall_ms_per_token"].get<double>(), kernels = j["kernel_ms_per_token"].get<double>();
         auto share = [&](double ms) { return wall > 0 ? 100.0 * ms / wall : 0.0; };
-        fmt::print("\nGPU op profile, {} ({} tokens; each op bracketed by events, launched eagerly):\n", test, tokens);
+        fmt::print("\n{}, {} ({} tokens):\n", heading, test, tokens);
         fmt::print("| {:<28} | {:>11} | {:>9} | {:>6} |\n|:{:-<28}-|-{:->11}:|-{:->9}:|-{:->6}:|\n", "op", "calls/token",
                    "ms/token", "share", "", "", "", "");
         for (const auto& op : j["ops"]) {
@@ -117,8 +123,8 @@ struct OpProfile {
             fmt::print("| {:<28} | {:>11.1f} | {:>9.4f} | {:>5.1f}% |\n", op["op"].get<std::string>(),
                        op["calls_per_token"].get<double>(), ms, share(ms));
         }
-        fmt::print("| {:<28} | {:>11} | {:>9.4f} | {:>5.1f}% |\n", "kernels (sum)", "", kernels, share(kernels));
-        fmt::print("| {:<28} | {:>11} | {:>9.4f} | {:>5.1f}% |\n", "launch/idle gaps", "", wall - kernels, share(wall - kernels));
+        fmt::print("| {:<28} | {:>11} | {:>9.4f} | {:>5.1f}% |\n", sum_label, "", kernels, share(kernels));
+        fmt::print("| {:<28} | {:>11} | {:>9.4f} | {:>5.1f}% |\n", rest_label, "", wall - kernels, share(wall - kernels));
         fmt::print("| {:<28} | {:>11} | {:>9.4f} | {:>5.1f}% |\n\n", "wall", "", wall, 100.0);
     }
 };
@@ -149,6 +155,7 @@ int run_bench(const BenchOptions& o) {
     auto file = GgufFile::open(o.model, {}, gguf_load_for(*compute, o.model));
     if (!file) return report_failure("bench", file.status().message());
     if (o.gpu_profile) gpu::enable_op_profiling(true);  // before loading: the model reads it once
+    if (o.cpu_profile) enable_cpu_op_profiling(true);
     int64_t n_ctx = 1;
     for (int64_t np : o.n_prompt) n_ctx = std::max(n_ctx, o.depth + np);
     for (int64_t ng : o.n_gen) n_ctx = std::max(n_ctx, o.depth + ng + 1);
@@ -189,7 +196,7 @@ int run_bench(const BenchOptions& o) {
         return *placement->stats;
     };
     auto report = [&](const std::string& name, const std::vector<double>& rates, uint64_t bytes_per_token,
-                      const OpProfile& profile) {
+                      const OpProfile& profile, const OpProfile& cpu_profile) {
         Stat s = stats(rates);
         nlohmann::ordered_json tiers;
         if (placement->stats) {
@@ -202,6 +209,7 @@ int run_bench(const BenchOptions& o) {
                                      {"stddev", s.sd},     {"samples", rates}};
             if (!tiers.is_null()) r["tiers"] = tiers;
             if (!profile.rows.empty()) r["gpu_profile"] = profile.json();
+            if (!cpu_profile.rows.empty()) r["cpu_profile"] = cpu_profile.json();
             if (bound > 0) {
                 r["bytes_per_token"] = bytes_per_token;
                 r["bound_tokens_per_second"] = bound;
@@ -238,7 +246,11 @@ int run_bench(const BenchOptions& o) {
                        tiers["ms_lane_to_routing_per_token"].get<double>(), tiers["ms_routing_to_lane_per_token"].get<double>(),
                        tiers["ms_lane_join_per_token"].get<double>(), tiers["ms_lane_wake_per_token"].get<double>());
         }
-        if (!o.json && !profile.rows.empty()) profile.print(name);
+        if (!o.json && !profile.rows.empty())
+            profile.print(name, "GPU op profile (each op bracketed by events, launched eagerly)", "kernels (sum)",
+                          "launch/idle gaps");
+        if (!o.json && !cpu_profile.rows.empty())
+            cpu_profile.print(name, "CPU op profile (the forward thread's ops, host clock)", "ops (sum)", "between the ops");
     };
 
     // llama-bench's names: "pp512", "tg128 @ d8192".
@@ -255,7 +267,7 @@ int run_bench(const BenchOptions& o) {
     for (int64_t np : o.n_prompt) {
         if (np <= 0) continue;
         std::vector<double> rates;
-        OpProfile profile;
+        OpProfile profile, cpu_profile;
         tiers_window = GpuExpertTierStats{};
         for (int r = -1; r < o.repetitions; ++r) {  // r = -1: warm-up, not counted
             Session session(**model, SessionOptions{.n_ctx = o.depth + np, .n_batch = o.n_batch, .logits_on_device = true}, pool);
@@ -263,6 +275,7 @@ int run_bench(const BenchOptions& o) {
             std::vector<int32_t> tokens(static_cast<size_t>(np));
             for (auto& t : tokens) t = any_token(rng);
             static_cast<void>(gpu::op_profile_totals().take());
+            static_cast<void>(cpu_op_profile_totals().take());
             window_start = tier_snapshot();
             auto t0 = std::chrono::steady_clock::now();
             if (Status s = session.append(tokens); !s) return report_failure("bench", s.message());
@@ -270,14 +283,15 @@ int run_bench(const BenchOptions& o) {
             if (r >= 0) tiers_window.add_window(window_start, tier_snapshot());
             if (r >= 0) rates.push_back(static_cast<double>(np) / secs);
             if (r >= 0) profile.add(gpu::op_profile_totals().take(), secs, np);
+            if (r >= 0) cpu_profile.add(cpu_op_profile_totals().take(), secs, np);
         }
-        report(test_name("pp", np), rates, 0, profile);
+        report(test_name("pp", np), rates, 0, profile, cpu_profile);
     }
     Sampler greedy(SamplingParams{.temperature = 0.0f});
     for (int64_t ng : o.n_gen) {
         if (ng <= 0) continue;
         std::vector<double> rates;
-        OpProfile profile;
+        OpProfile profile, cpu_profile;
         tiers_window = GpuExpertTierStats{};
         for (int r = -1; r < o.repetitions; ++r) {
             Session session(**model, SessionOptions{.n_ctx = o.depth + ng + 1, .n_batch = o.n_batch, .logits_on_device = true}, pool);
@@ -285,6 +299,7 @@ int run_bench(const BenchOptions& o) {
             int32_t first[1] = {any_token(rng)};
             if (Status s = session.append(first); !s) return report_failure("bench", s.message());
             static_cast<void>(gpu::op_profile_totals().take());  // the first token's pass is not measured
+            static_cast<void>(cpu_op_profile_totals().take());
             window_start = tier_snapshot();
             auto t0 = std::chrono::steady_clock::now();
             for (int64_t i = 0; i < ng; ++i) {
@@ -298,11 +313,12 @@ int run_bench(const BenchOptions& o) {
             if (r >= 0) tiers_window.add_window(window_start, tier_snapshot());
             if (r >= 0) rates.push_back(static_cast<double>(ng) / secs);
             if (r >= 0) profile.add(gpu::op_profile_totals().take(), secs, ng);
+            if (r >= 0) cpu_profile.add(cpu_op_profile_totals().take(), secs, ng);
         }
         // The bound is a CPU one (with_bound), so a one-position cache is a host cache.
         const uint64_t kv_read = with_bound ? kv_bytes_per_token((*model)->make_kv_cache(1).bytes(), ng, o.depth) : 0;
         report(test_name("tg", ng), rates, with_bound ? bytes.bytes_per_token + kv_read : 0,
-               profile);
+               profile, cpu_profile);
     }
     if (o.json) {
         nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch}, {"threads", pool.size()}, {"spin_us", pool.spin_us()},
@@ -342,6 +358,8 @@ CommandRegistration registration("bench", "Measure prompt and generation speed (
     app.add_flag("!--no-bound", o->bound, "Skip the memory-bandwidth measurement and the decode bound");
     app.add_flag("--gpu-profile", o->gpu_profile,
                  "Time every GPU op (eager launches) and print kernel ms per token by op (as STRATA_GPU_PROFILE=1)");
+    app.add_flag("--cpu-profile", o->cpu_profile,
+                 "Time the CPU forward's ops (host clock) and print ms per token by op (as STRATA_CPU_PROFILE=1)");
     o->device.add_to(app);
     o->tiers.add_to(app);
     return [o] { return run_bench(*o); };

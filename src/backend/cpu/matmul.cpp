@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/cpu/cpu_op_profile.h"
 #include "core/env_switch.h"
 #include "quant/cpu/dot_kernels.h"
 #include "quant/cpu/dot_rows.h"
@@ -159,6 +160,7 @@ void compute_rows(const PreparedJob& p, int64_t o0, int64_t o1) {
 }  // namespace
 
 void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
+    CpuOpScope profile_scope("matmul");
     GroupedScratch& scratch = grouped_scratch();
     std::vector<PreparedJob>& prepared = scratch.prepared;
     prepared.assign(jobs.size(), PreparedJob{});
@@ -237,8 +239,11 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
     const auto n_quantize = static_cast<int64_t>(rows_to_quantize.size());
     int64_t values_to_quantize = 0;
     for (const auto& [j, t] : rows_to_quantize) values_to_quantize += prepared[j].n_in;
-    if (values_to_quantize <= kQuantizeInlineValues) quantize_rows(0, n_quantize, 0);
-    else ctx.pool().parallel_for(n_quantize, quantize_rows);
+    {
+        CpuOpScope quantize_scope("quantize activations");
+        if (values_to_quantize <= kQuantizeInlineValues) quantize_rows(0, n_quantize, 0);
+        else ctx.pool().parallel_for(n_quantize, quantize_rows);
+    }
     for (size_t j = 0; j < jobs.size(); ++j) {
         if (act_owner[j] == SIZE_MAX) continue;
         prepared[j].act = act_buf + act_offset[act_owner[j]];

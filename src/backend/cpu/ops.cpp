@@ -4,12 +4,14 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/cpu/cpu_op_profile.h"
 #include "backend/cpu/swiglu_kernels.h"
 #include "quant/cpu/cpu_features.h"
 
 namespace strata {
 
 void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out) {
+    CpuOpScope profile_scope("rms_norm");
     for (int64_t r = 0; r < n_rows; ++r) {
         const float* xr = x + r * n;
         float* o = out + r * n;
@@ -51,6 +53,7 @@ void cpu_rope(float* x, int64_t n_tokens, int64_t n_head, const RopeParams& p, c
 
 void cpu_rope_qk(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t n_tokens, const RopeParams& p,
                  const int32_t* positions) {
+    CpuOpScope profile_scope("rope");
     const auto half = static_cast<size_t>(p.rope_dims / 2);
     // Per call, not per token: base^(-2i/d) (HF's inv_freq, in double); per token, the angles'
     // cosines and sines once for q and k.
@@ -73,6 +76,7 @@ void cpu_rope_qk(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t
 }
 
 void cpu_swiglu(float* gate, const float* up, int64_t n) {
+    CpuOpScope profile_scope("swiglu");
     static const bool avx2 = cpu_simd_level() >= SimdLevel::Avx2;
     if (avx2) {
         swiglu_avx2(gate, up, n);

@@ -18,45 +18,17 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "backend/gpu/device_runtime.h"
+#include "core/op_totals.h"
 
 namespace strata::gpu {
 
-struct OpProfileRow {
-    std::string name;
-    uint64_t calls = 0;
-    double ms = 0.0;  // kernel time between the op's two events, summed over its calls
-};
-
-// Op times summed by name, in the order the names first appeared (the order of the forward).
-class OpProfileTotals {
-public:
-    void add(const char* name, double ms) {
-        std::lock_guard lock(mutex_);
-        auto [it, fresh] = index_.try_emplace(name, rows_.size());
-        if (fresh) rows_.push_back(OpProfileRow{name, 0, 0.0});
-        rows_[it->second].calls += 1;
-        rows_[it->second].ms += ms;
-    }
-    // The rows so far; the totals start again from zero.
-    std::vector<OpProfileRow> take() {
-        std::lock_guard lock(mutex_);
-        std::vector<OpProfileRow> out = std::move(rows_);
-        rows_.clear();
-        index_.clear();
-        return out;
-    }
-
-private:
-    std::mutex mutex_;
-    std::vector<OpProfileRow> rows_;
-    std::unordered_map<std::string, size_t> index_;
-};
+// The rows and totals are shared with the CPU's op profile (core/op_totals.h).
+using OpProfileRow = strata::OpProfileRow;
+using OpProfileTotals = strata::OpTotals;
 
 inline std::atomic<bool>& op_profiling_switch() {
     static std::atomic<bool> on{[] {

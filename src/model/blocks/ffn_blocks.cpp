@@ -2,6 +2,7 @@
 #include <numeric>
 #include <vector>
 
+#include "backend/cpu/cpu_op_profile.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "model/blocks/blocks.h"
@@ -52,6 +53,7 @@ void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, con
 
     // Selected (expert, weight) pairs per token, then grouped by expert; in storage kept per thread
     // from step to step, so that a decode step allocates nothing once warm.
+    CpuOpScope routing_scope("moe routing");
     MoeStepScratch& scratch = moe_step_scratch();
     std::vector<int32_t>& ids = scratch.ids;
     std::vector<float>& weights = scratch.weights;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "backend/cpu/cpu_op_profile.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "core/check.h"
@@ -183,6 +184,7 @@ ExpertPassScratch& expert_pass_scratch() {
 void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, const float* h, int64_t n_tokens,
                           int64_t n_embd, const ExpertAssignments& routed, float* x, CpuContext& ctx,
                           MoeExpertSource* source) {
+    CpuOpScope profile_scope("moe experts (gather, sum)");
     using namespace block_slots;
     const int64_t e = n_embd, ff = w.gate_exps.ne[1];
     ExpertPassScratch& s = expert_pass_scratch();
