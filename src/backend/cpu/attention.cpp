@@ -7,6 +7,7 @@
 #include "backend/cpu/f16_rows.h"
 #include "backend/cpu/q8_rows.h"
 #include "core/check.h"
+#include "core/env_switch.h"
 
 namespace strata {
 
@@ -69,6 +70,16 @@ private:
     const F16RowKernels& f16_;
     const Q8RowKernels& q8_;
 };
+// Scores more than 50 below the largest get weight zero instead of exp(): their weights (under
+// e^-50, 2e-22 of the largest) cannot move the sum, which is at least one, nor the output beyond
+// rounding, and kept they turn subnormal once scaled by 1/sum and by the values, which Intel cores
+// compute through microcode assists of ~100+ cycles each (bench/results/2026-11-30-tiers-split:
+// the Xeon's prompt attention ran 5x slower per thread than a Zen core's).
+// STRATA_CPU_ATTN_ALL_EXP=1 computes every exp(), to compare.
+float negligible_logit() {
+    static const float floor = env_equals("STRATA_CPU_ATTN_ALL_EXP", "1") ? -INFINITY : -50.0f;
+    return floor;
+}
 }  // namespace
 
 void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
@@ -84,6 +95,7 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
     const void* value_rows = kv.value_row(layer, 0);
     STRATA_CHECK(kv.type() != KvCacheType::Q8_0 || kv_type_fits(kv.type(), p.head_dim_k, p.head_dim_v),
                  "q8_0 KV rows need heads of whole 32-value blocks");
+    const float negligible = negligible_logit();
     ctx.pool().parallel_for(n_work, [&](int64_t w0, int64_t w1, int worker) {
         float* scores = scores_all + worker * n_kv_max;
         for (int64_t w = w0; w < w1; ++w) {
@@ -101,7 +113,8 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
             for (int64_t j = j0; j < n_kv; ++j) max = std::max(max, scores[j]);
             float sum = p.sinks ? std::exp(sink - max) : 0.0f;
             for (int64_t j = j0; j < n_kv; ++j) {
-                scores[j] = std::exp(scores[j] - max);
+                const float x = scores[j] - max;
+                scores[j] = x < negligible ? 0.0f : std::exp(x);
                 sum += scores[j];
             }
             float* o = out + (t * p.n_head + h) * p.head_dim_v;
