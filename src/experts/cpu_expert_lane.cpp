@@ -63,9 +63,16 @@ void CpuExpertLane::add_biases(const ExpertLayerTensors& layer, std::span<const 
 
 CpuExpertCosts CpuExpertLane::calibrate(const ExpertLayerTensors& layer, uint32_t n_expert, int64_t n_embd, CpuContext& cpu) {
     using Clock = std::chrono::steady_clock;
+    // The slope per token is taken between 8 and 40 tokens, both past the first group of four
+    // that streams the weights through a tile (backend/cpu/matmul.cpp): between 1 and 8 tokens
+    // the slope missed most of the compute (8 tokens cost little more than 1, whose pass reads the
+    // weights from DRAM anyway), the lane took prompt experts of ~256 tokens it ran at half the
+    // predicted speed, and a 10 GiB pp4096 dropped from 11,541 to 7,031 tok/s
+    // (bench/results/2026-11-30-tiers-split).
+    constexpr int64_t kFew = 8, kMany = 40;
     const int64_t ff = layer.gate.ne[1];
-    std::vector<float> x(static_cast<size_t>(8 * n_embd), 0.01f), g(static_cast<size_t>(8 * ff)), u(g.size()),
-        d(static_cast<size_t>(8 * n_embd));
+    std::vector<float> x(static_cast<size_t>(kMany * n_embd), 0.01f), g(static_cast<size_t>(kMany * ff)), u(g.size()),
+        d(static_cast<size_t>(kMany * n_embd));
     int64_t next = 0;
     auto run = [&](int64_t m) {
         std::vector<double> times;
@@ -83,7 +90,8 @@ CpuExpertCosts CpuExpertLane::calibrate(const ExpertLayerTensors& layer, uint32_
         return times[times.size() / 2];
     };
     const double one = run(1);
-    return {one, std::max(0.0, (run(8) - one) / 7.0)};
+    const double few = run(kFew);
+    return {one, std::max(0.0, (run(kMany) - few) / static_cast<double>(kMany - kFew))};
 }
 
 }  // namespace strata

@@ -34,9 +34,10 @@ public:
                  const std::vector<std::vector<int32_t>>& pairs_by_expert, int64_t k, const float* h,
                  const float* weights, int64_t n, int64_t n_embd, float* out, CpuContext& cpu);
 
-    // The median of five runs of one expert for one token and for eight, a different expert each
-    // time: one computed twice would be read from the CPU's cache the second time, and the model
-    // would promise the CPU more than DRAM gives it.
+    // The median of five runs of one expert for one token, for 8 and for 40 (the per-token slope
+    // is taken between the last two), a different expert each time: one computed twice would be
+    // read from the CPU's cache the second time, and the model would promise the CPU more than
+    // DRAM gives it.
     static CpuExpertCosts calibrate(const ExpertLayerTensors& layer, uint32_t n_expert, int64_t n_embd, CpuContext& cpu);
 
 private:

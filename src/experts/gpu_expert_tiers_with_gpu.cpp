@@ -187,7 +187,7 @@ void GpuExpertTiers::fill_cache(gpu::GpuContext& ctx) {
     ctx.synchronize();
 }
 
-// One expert on the CPU, for 1 and for 8 tokens: the cost model's starting point.
+// One expert on the CPU, for 1, 8 and 40 tokens: the cost model's starting point.
 void GpuExpertTiers::calibrate(const TierLayer& L, int64_t e, CpuContext& cpu) {
     calibrated_ = true;
     const CpuExpertCosts c = CpuExpertLane::calibrate(L.host, n_expert_, e, cpu);
