@@ -124,20 +124,7 @@ template <int T>
     for (int t = 0; t < T; ++t) out[t * out_stride] = hsum(acc[t]);
 }
 
-// One activation row as the tiles take it.
-inline std::array<const BlockQ8_K*, 1> one_row(const void* activation) { return {static_cast<const BlockQ8_K*>(activation)}; }
-
-// Kernel<R, T>::run for the walks of quant/cpu/dot_rows_driver.h (one row at a time).
-template <int R, int T>
-struct Q2K {
-    static_assert(R == 1, "Q2_K walks one row at a time");
-    static void run(const void* w, uint64_t, const BlockQ8_K* const* a, int64_t n, float* out, int64_t os) { q2_k_tile<T>(w, a, n, out, os); }
-};
-template <int R, int T>
-struct Q3K {
-    static_assert(R == 1, "Q3_K walks one row at a time");
-    static void run(const void* w, uint64_t, const BlockQ8_K* const* a, int64_t n, float* out, int64_t os) { q3_k_tile<T>(w, a, n, out, os); }
-};
+#include "quant/cpu/kquant_low_walks.inc"
 
 }  // namespace
 
