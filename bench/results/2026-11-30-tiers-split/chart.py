@@ -25,6 +25,9 @@ PANELS = [
         ("stream.sh", [("tiles after the first token", [1659.59, 1661.05, 1645.01]),
                        ("tiles from the first token", [1691.12, 1679.55, 1703.45])]),
     ]),
+    ("CPU pp512, 16 Xeon threads: attention's subnormal weights (tok/s)", None, (250.0, 650.0, 50), [
+        ("attn.sh", [("every exp()", [295.83, 284.78]), ("weights under e^-50 zero", [598.77, 571.16])]),
+    ]),
     ("CPU server, 8 clients, 2 Zen 3 cores: aggregate tok/s", None, (30.0, 55.0, 5), [
         ("local_serve.txt", [("no tiles", [38.7, 39.3]), ("tiles", [44.5, 47.0])]),
     ]),
