@@ -1,7 +1,8 @@
 // The CPU matmul (backend/cpu/matmul.h) gives, bit for bit, what one call of the single-row dot
 // kernel per (token, output row) gives on the once-quantized activation, whichever kernel it
-// takes: the multi-row kernel (quant/cpu/dot_rows.h) for a row block's second and later tokens
-// of the types that have one, the single-row loop otherwise. Covered: row
+// takes: tiles (quant/cpu/dot_rows.h) for groups of up to four tokens, the first group streaming,
+// the multi-row kernel for a lone later token, the single-row loop for a lone first token or a
+// type without them. Covered: 1, 2, 5 and 9 tokens (groups and their tails), row
 // counts that end in a partial 16-row block, one and several tokens, a matrix of a stacked expert
 // tensor, the grouped path with jobs that share their input (MoE gate/up) or not, and jobs that
 // name their tokens' rows of a shared input (the routed experts).
@@ -90,7 +91,7 @@ TEST_P(CpuMatmul, SameBitsAsTheSingleRowKernel) {
     const int64_t n_in = 512;
     for (int64_t n_out : {1, 5, 16, 37, 67}) {
         const TestWeight tw = make_weight(type, n_in, n_out, 3, rng);
-        for (int64_t n_tokens : {1, 2, 5}) {
+        for (int64_t n_tokens : {1, 2, 5, 9}) {
             const std::vector<float> x = random_input(n_in, n_tokens, rng);
             std::vector<float> y(static_cast<size_t>(n_out * n_tokens), -1.0f);
             cpu_matmul(tw.w, 2, x.data(), n_tokens, y.data(), ctx);
@@ -171,9 +172,10 @@ std::string type_name(const ::testing::TestParamInfo<TensorType>& info) {
     return std::string(tensor_type_name(info.param));
 }
 
-// The types with multi-row kernels, and Q8_0 for the single-row fallback.
+// The types with tiles and multi-row kernels, and Q8_0 for the single-row fallback.
 INSTANTIATE_TEST_SUITE_P(Types, CpuMatmul,
-                         ::testing::Values(TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::Q8_0),
+                         ::testing::Values(TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
+                                           TensorType::Q6_K, TensorType::Q8_0),
                          type_name);
 
 }  // namespace
