@@ -168,6 +168,13 @@ int run_bench(const BenchOptions& o) {
     std::mt19937 rng(42);
     std::uniform_int_distribution<int32_t> any_token(0, static_cast<int32_t>(cfg.n_vocab) - 1);
 
+    // The CPU profile sums the forward thread's ops against the wall time; on a GPU model the
+    // CPU's work is the expert tiers' lane, on its own threads beside the GPU, which the tiers'
+    // statistics already time.
+    if (o.cpu_profile && (*model)->device_name() != "cpu") {
+        return report_failure("bench", "--cpu-profile times CPU runs (--device cpu); on a GPU use --gpu-profile, and the "
+                                       "expert tiers' line for the CPU lane");
+    }
     // The bound only describes a CPU decode: a GPU reads its weights from its own memory.
     const bool with_bound = o.bound && (*model)->device_name() == "cpu" &&
                             std::any_of(o.n_gen.begin(), o.n_gen.end(), [](int64_t n) { return n > 0; });
