@@ -9,7 +9,8 @@ namespace strata {
 
 void CpuExpertLane::compute(const ExpertLayerTensors& layer, ExpertActivation activation, std::span<const int32_t> experts,
                             const std::vector<std::vector<int32_t>>& pairs_by_expert, int64_t k, const float* h,
-                            const float* weights, int64_t n, int64_t n_embd, float* out, CpuContext& cpu) {
+                            const float* weights, int64_t n, int64_t n_embd, float* out, CpuContext& cpu,
+                            const std::function<void()>& before_down) {
     const int64_t ff = layer.gate.ne[1];
     int64_t rows = 0;
     for (int32_t x : experts) rows += static_cast<int64_t>(pairs_by_expert[static_cast<size_t>(x)].size());
@@ -33,6 +34,7 @@ void CpuExpertLane::compute(const ExpertLayerTensors& layer, ExpertActivation ac
     cpu_matmul_grouped(gate_up_jobs_, cpu);
     if (layer.biased()) add_biases(layer, experts, pairs_by_expert, gate, up, ff, nullptr, 0);
     apply_expert_activation(activation, gate, up, row * ff);
+    if (before_down) before_down();
     cpu_matmul_grouped(down_jobs_, cpu);
     if (layer.down_bias) add_biases(layer, experts, pairs_by_expert, nullptr, nullptr, ff, down, n_embd);
     std::fill(out, out + n * n_embd, 0.0f);

@@ -9,6 +9,7 @@
 //   const CpuExpertCosts c = CpuExpertLane::calibrate(layer, n_expert, n_embd, cpu);
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -29,10 +30,13 @@ public:
     // out (n rows of n_embd) = Σ over the pairs of `experts` of weights[p] · expert(h[p / k]):
     // pairs_by_expert[x] lists expert x's pair positions (rows of k per token, as the routing has
     // them); h holds n token rows. Experts in the given order, each one's pairs in list order (the
-    // sum's order). Allocates nothing once its scratch has grown to a step's size.
+    // sum's order). Allocates nothing once its scratch has grown to a step's size. `before_down`
+    // (when set) is called as the down products begin: a reader of the sum may start to watch
+    // for it then (the GPU tiers' tagged sum).
     void compute(const ExpertLayerTensors& layer, ExpertActivation activation, std::span<const int32_t> experts,
                  const std::vector<std::vector<int32_t>>& pairs_by_expert, int64_t k, const float* h,
-                 const float* weights, int64_t n, int64_t n_embd, float* out, CpuContext& cpu);
+                 const float* weights, int64_t n, int64_t n_embd, float* out, CpuContext& cpu,
+                 const std::function<void()>& before_down = {});
 
     // The median of five runs of one expert for one token, for 8 and for 40 (the per-token slope
     // is taken between the last two), a different expert each time: one computed twice would be

@@ -107,6 +107,7 @@ struct TierStep {
     size_t prefetched_before = 0;    // experts copied ahead for it, used or not
     int ahead_half = 0;              // the half the experts streamed ahead for it lie in
     bool cpu_part = false, overlap = false, early = false;
+    bool tagged_sum = false;         // the lane's sum goes down as tagged words (early combine)
     float* cpu_out = nullptr;        // the CPU lane's sum, on the host
     bool gpu_part = false;
     float* out = nullptr;            // the GPU's rows, one per pair
@@ -174,13 +175,22 @@ private:
     void release_lane();
     void join_lane();
     void compute_on_cpu(const TierLayer& L, const float* h, const float* weights, int64_t n, int64_t e, float* out,
-                        CpuContext& cpu);
+                        CpuContext& cpu, const std::function<void()>& before_down = {});
     uint64_t plan_warm(const gpu::RoutedExpertsStep& step, const int32_t* predicted, int64_t li);
 
     // ---- the link (gpu_tiers_link_with_gpu.cpp) ----
     static void* mapped(const PinnedArray& a, uint64_t bytes);
     void* lane_sum_view(uint64_t bytes) const;
-    uint32_t fetch_routing(const gpu::RoutedExpertsStep& step, int32_t* ids, float* h, gpu::GpuContext& g);
+    // How a step's routing comes up to the host: as tagged pairs (decode), or data then a flag
+    // whose value is seq (0: no flag, an event then).
+    struct RoutingFetch {
+        uint32_t seq = 0;
+        bool tagged = false;
+    };
+    RoutingFetch fetch_routing(const gpu::RoutedExpertsStep& step, int32_t* ids, float* h, gpu::GpuContext& g);
+    void await_routing(const RoutingFetch& fetch, const TierStep& s);
+    static uint64_t* tagged_pairs(PinnedArray& a, uint64_t words);
+    uint64_t* lane_pairs_view(uint64_t words);
     uint32_t fetch_prediction(const gpu::RoutedExpertsStep& step, int32_t* predicted, gpu::GpuContext& g);
     static void await_flag(const HostFlag& flag, uint32_t seq, const gpu::GpuEvent& event);
     bool prefetch_wanted(const gpu::RoutedExpertsStep& step) const;
@@ -205,6 +215,7 @@ private:
         CpuContext* cpu = nullptr;
         bool gpu_part = false;  // a GPU part runs beside it
         uint32_t seq = 0;       // the counter value it raises lane_done_ to (early combine), or 0
+        uint64_t* pairs = nullptr;  // where its sum goes as words tagged seq (tagged_sum_), or null
     } lane_job_;
     std::function<void()> lane_fn_ = [this] { run_lane(); };
     bool lane_pending_ = false;                // started on the lane's thread, not yet awaited
@@ -241,6 +252,12 @@ private:
     // to compare.
     HostFlag routing_flag_, prediction_flag_;
     bool host_flags_on_ = env_switch_on("STRATA_TIERS_ROUTING_FLAG");
+    // A decode step's routing up and the CPU lane's sum down as tagged words (core/tagged_words.h):
+    // the reader polls the data itself, with no fence or flag after it. STRATA_TIERS_TAGGED=0
+    // uses the flag and the counter, to compare.
+    bool tagged_on_ = env_switch_on("STRATA_TIERS_TAGGED");
+    uint32_t routing_tag_ = 0;
+    PinnedArray host_routing_pairs_, host_lane_pairs_;
     // A decode step's end is recorded before the wait for the lane; STRATA_TIERS_STEP_DONE=combine
     // records it after the combine, as prompt steps do, to compare.
     bool step_done_after_combine_ = env_equals("STRATA_TIERS_STEP_DONE", "combine");

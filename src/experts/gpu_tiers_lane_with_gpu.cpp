@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "core/spin_wait.h"
+#include "core/tagged_words.h"
 #include "experts/gpu_expert_tiers_impl.h"
 
 namespace strata::gpu_tiers {
@@ -39,7 +40,8 @@ void GpuExpertTiers::choose_cpu_lane(const TierLayer& L, int64_t li) {
 }
 
 // The CPU lane of lane_job_: its sum into job.out, then whether the GPU's part was done by then
-// (the lanes' feedback), then the counter the early combine waits on. Runs on the lane's thread
+// (the lanes' feedback), then the counter the early combine waits on (or, for a tagged sum, the
+// sum as tagged words, the counter raised as the down products began). Runs on the lane's thread
 // (overlapping the GPU's part) or on the caller's.
 void GpuExpertTiers::run_lane() {
     const LaneJob& j = lane_job_;
@@ -47,17 +49,24 @@ void GpuExpertTiers::run_lane() {
     const auto raise_counter = [&] {
         if (j.seq != 0) std::atomic_ref<uint32_t>(*lane_done_.as<uint32_t>()).store(j.seq, std::memory_order_release);
     };
+    // A tagged sum (decode): the GPU polls the pairs from when the counter shows, which is raised
+    // as the down products begin, some tens of µs before the sum is written.
+    const auto send_sum = [&] {
+        if (j.pairs) write_tagged_words(j.pairs, j.out, static_cast<uint64_t>(j.n * j.e), j.seq);
+    };
     const auto t0 = Clock::now();
     lane_begin_ = t0;
     try {
-        compute_on_cpu(*j.layer, j.h, j.weights, j.n, j.e, j.out, *j.cpu);
+        compute_on_cpu(*j.layer, j.h, j.weights, j.n, j.e, j.out, *j.cpu, j.pairs ? raise_counter : std::function<void()>{});
     } catch (...) {
         // The GPU must not wait for a sum that will not come: it goes on (with whatever the buffer
         // holds) and the host fails the pass when it awaits the lane (rethrown there).
         lane_computed_.store(true, std::memory_order_release);
         raise_counter();
+        send_sum();
         throw;
     }
+    send_sum();
     lane_seconds_ = seconds_since(t0);
     lane_gpu_first_ = !j.gpu_part || (gpu_part_queued_.load(std::memory_order_acquire) && experts_done_.done());
     lane_computed_.store(true, std::memory_order_release);  // what settle_lane reads is written
@@ -126,9 +135,10 @@ void GpuExpertTiers::join_lane() {
 
 // Σ over the CPU lane's pairs of weight · expert(h), per token, into out (n rows of e).
 void GpuExpertTiers::compute_on_cpu(const TierLayer& L, const float* h, const float* weights, int64_t n, int64_t e,
-                                    float* out, CpuContext& cpu) {
+                                    float* out, CpuContext& cpu, const std::function<void()>& before_down) {
     const auto t0 = Clock::now();
-    cpu_lane_math_.compute(L.host, options_.activation, cpu_lane_, by_expert_, step_k_, h, weights, n, e, out, cpu);
+    cpu_lane_math_.compute(L.host, options_.activation, cpu_lane_, by_expert_, step_k_, h, weights, n, e, out, cpu,
+                           before_down);
     lanes_.cpu_feedback(seconds_since(t0));  // refines the CPU cost model
 }
 

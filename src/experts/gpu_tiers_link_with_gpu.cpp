@@ -1,6 +1,9 @@
 // What crosses the link for the GPU expert tiers (experts/gpu_expert_tiers_impl.h): the routing and
 // the next layer's guess up to the host, experts down into staging slots (a step's own chunks,
 // copies ahead for the next layer), and the link's backlog that the CPU lane's share counts.
+#include <cstring>
+
+#include "core/tagged_words.h"
 #include "experts/gpu_expert_tiers_impl.h"
 
 namespace strata::gpu_tiers {
@@ -29,33 +32,73 @@ void* GpuExpertTiers::lane_sum_view(uint64_t bytes) const {
     return lane_sum_copied_ ? mapped(host_cpu_out_, bytes) : host_cpu_out_.buffer.device_view();
 }
 
-// The step's ids and weights into host_ids_ (rows of k per token: ids, weights, then room for the
-// predicted ids) and h into host_h_. Written by kernels through the buffers' GPU mapping where the
-// runtime maps page-locked memory: a copy would take a copy engine, and wait behind the experts
-// being copied ahead on the copy stream. Returns the value the kernel raises routing_flag_ to
-// (the host then waits for it rather than for an event: await_flag), or 0 when it came by copies.
-uint32_t GpuExpertTiers::fetch_routing(const gpu::RoutedExpertsStep& step, int32_t* ids, float* h, gpu::GpuContext& g) {
+// A buffer of `words` tagged pairs, cleared when it grows: a new allocation may hold old pairs
+// whose tags a later transfer could take for its own.
+uint64_t* GpuExpertTiers::tagged_pairs(PinnedArray& a, uint64_t words) {
+    const bool grows = !a.holds<uint64_t>(words);
+    uint64_t* pairs = a.get<uint64_t>(words);
+    if (grows) std::memset(pairs, 0, a.buffer.bytes());
+    return pairs;
+}
+
+// The GPU's view of the CPU lane's tagged sum (`words` pairs), or null where the runtime does not
+// map page-locked memory.
+uint64_t* GpuExpertTiers::lane_pairs_view(uint64_t words) {
+    tagged_pairs(host_lane_pairs_, words);
+    return static_cast<uint64_t*>(mapped(host_lane_pairs_, words * sizeof(uint64_t)));
+}
+
+// The step's ids and weights (rows of k per token), then h, to the host. Written by kernels
+// through the buffers' GPU mapping where the runtime maps page-locked memory: a copy would take a
+// copy engine, and wait behind the experts being copied ahead on the copy stream.
+// - decode: as tagged pairs into host_routing_pairs_ (core/tagged_words.h), which await_routing
+//   reads into host_ids_ and host_h_;
+// - else into host_ids_ (with room after them for the predicted ids) and host_h_, then a flag
+//   the host waits for (or, with flags off, an event);
+// - with no mapping, by copies (an event then).
+GpuExpertTiers::RoutingFetch GpuExpertTiers::fetch_routing(const gpu::RoutedExpertsStep& step, int32_t* ids, float* h,
+                                                           gpu::GpuContext& g) {
     const int64_t pairs = step.n_tokens * step.k;
     const auto bytes = static_cast<uint64_t>(pairs) * sizeof(int32_t);
     const uint64_t h_bytes = static_cast<uint64_t>(step.n_tokens * step.n_embd) * sizeof(float);
     auto* ids_view = static_cast<int32_t*>(mapped(host_ids_, 3 * bytes));
     auto* h_view = mapped(host_h_, h_bytes);
     const bool in_line = static_cast<const void*>(step.weights) == static_cast<const void*>(step.ids + pairs);
+    if (tagged_on_ && step.n_tokens == 1 && in_line) {
+        const uint64_t words = (2 * bytes + h_bytes) / 4;
+        tagged_pairs(host_routing_pairs_, words);
+        if (auto* view = static_cast<uint64_t*>(mapped(host_routing_pairs_, words * sizeof(uint64_t)))) {
+            if (++routing_tag_ == 0) ++routing_tag_;
+            gpu::gpu_copy_words_tagged(view, step.ids, 2 * bytes, step.h, h_bytes, routing_tag_, g);
+            return {routing_tag_, true};
+        }
+    }
     if (ids_view && h_view && in_line) {
         if (host_flags_on_) {
             const uint32_t seq = routing_flag_.next();
             gpu::gpu_copy_words_then_flag(ids_view, step.ids, 2 * bytes, h_view, step.h, h_bytes, routing_flag_.device_word(),
                                           seq, g);
-            return seq;
+            return {seq, false};
         }
         gpu::gpu_copy_words(ids_view, step.ids, 2 * bytes, g);
         gpu::gpu_copy_words(h_view, step.h, h_bytes, g);
-        return 0;
+        return {};
     }
     g.download(ids, step.ids, bytes);
     g.download(ids + pairs, step.weights, bytes);
     g.download(h, step.h, h_bytes);
-    return 0;
+    return {};
+}
+
+// Until the step's routing is in s.ids, s.weights and s.h. Tagged pairs are read as they come,
+// the ids and weights first; the event recorded behind the kernel tells a failed kernel apart.
+void GpuExpertTiers::await_routing(const RoutingFetch& fetch, const TierStep& s) {
+    if (!fetch.tagged) return await_flag(routing_flag_, fetch.seq, routed_);
+    const uint64_t* pairs = host_routing_pairs_.buffer.as<uint64_t>();
+    const auto routing_words = static_cast<uint64_t>(2 * s.pairs);
+    const auto kernel_done = [this] { return routed_.done(); };
+    await_tagged_words(pairs, routing_words, fetch.seq, s.ids, kernel_done);
+    await_tagged_words(pairs + routing_words, static_cast<uint64_t>(s.n * s.e), fetch.seq, s.h, kernel_done);
 }
 
 // Until what a kernel wrote to the host is there: its flag's value when it raised one (seq != 0),

@@ -68,8 +68,8 @@ void GpuExpertTiers::route(TierStep& s, gpu::GpuContext& g) {
     // The next layer's router runs behind the routing's trip to the host, so that the host (and
     // the CPU lane) need not wait for it; its guess is awaited only before the copies made ahead.
     void* stream = g.stream();
-    const uint32_t routing_seq = fetch_routing(step, s.ids, s.h, g);
-    routed_.record(stream);  // (the host waits for routing_seq when there is one: see await_flag)
+    const RoutingFetch routing = fetch_routing(step, s.ids, s.h, g);
+    routed_.record(stream);  // (the host waits for the routing's flag or tags when there are: await_routing)
     timeline_.mark(stream, "L{} gpu routed", s.li);
     if (s.predicted) {
         (*step.queue_prediction)();
@@ -77,7 +77,7 @@ void GpuExpertTiers::route(TierStep& s, gpu::GpuContext& g) {
         predicted_.record(stream);
     }
     const auto t_wait = Clock::now();
-    await_flag(routing_flag_, routing_seq, routed_);
+    await_routing(routing, s);
     s.t_routed = Clock::now();
     timeline_.host_mark("L{} host has routing", s.li);
     s.lane_was_pending = lane_pending_;
@@ -143,10 +143,14 @@ void GpuExpertTiers::start_lane(TierStep& s, CpuContext& cpu) {
     // read through the GPU's mapping of page-locked memory.
     s.early = s.overlap && early_combine_ && lane_done_.device_view() != nullptr &&
               lane_sum_view(values * sizeof(float)) != nullptr;
+    // A decode step's sum goes down as tagged words, which the GPU polls once the lane raises
+    // its counter (as it begins the down products).
+    s.tagged_sum = s.early && tagged_on_ && s.n == 1 && lane_pairs_view(values) != nullptr;
     join_lane();  // the last lane's thread (its warming stopped while this thread planned)
     if (s.cpu_part) {
         if (s.early && ++lane_seq_ == 0) ++lane_seq_;  // 0 means "no counter to raise"
-        lane_job_ = LaneJob{s.layer, s.h, s.weights, s.n, s.e, s.cpu_out, &cpu, s.overlap, s.early ? lane_seq_ : 0u};
+        lane_job_ = LaneJob{s.layer,  s.h,      s.weights, s.n, s.e, s.cpu_out, &cpu, s.overlap, s.early ? lane_seq_ : 0u,
+                            s.tagged_sum ? host_lane_pairs_.buffer.as<uint64_t>() : nullptr};
         warm_ready_.store(false, std::memory_order_relaxed);  // plan_warm() may set it
         gpu_part_queued_.store(false, std::memory_order_relaxed);
         lane_experts_ = cpu_lane_;
@@ -296,8 +300,10 @@ void GpuExpertTiers::queue_ahead(TierStep& s) {
 // The CPU part (started above, or run here when it is the only part) and the combine: the GPU's
 // experts are combined into x fused with the next block's norm, as in the all-resident forward
 // (same kernel, same bits when every expert ran on the GPU); the CPU lane's sum is added in the
-// same pass. The combine reads that sum straight from the host buffer where the runtime maps it
-// (no copy engine: see fetch_routing), else from a copy.
+// same pass. A decode step's sum comes down as tagged words that a kernel polls and writes to
+// VRAM (core/tagged_words.h); a prompt step's is read by the combine straight from the host buffer
+// where the runtime maps it, after a wait for the lane's counter (no copy engine: see
+// fetch_routing); else it comes by a copy.
 void GpuExpertTiers::combine(TierStep& s, gpu::GpuContext& g) {
     const gpu::RoutedExpertsStep& step = *s.step;
     // The step's experts are done with the ring and the cache slots: copies into them may go on
@@ -310,15 +316,21 @@ void GpuExpertTiers::combine(TierStep& s, gpu::GpuContext& g) {
     const auto values = static_cast<uint64_t>(s.n * s.e);
     const float* d_cpu_out = nullptr;
     if (s.cpu_part) {
-        if (s.early) {
-            gpu::gpu_wait_host_word(static_cast<const uint32_t*>(lane_done_.device_view()), lane_seq_, g);
+        const auto* lane_word = static_cast<const uint32_t*>(lane_done_.device_view());
+        if (s.tagged_sum) {
+            float* sum = dev_cpu_out_.get<float>(g.pool(), values);
+            gpu::gpu_await_tagged_words(lane_pairs_view(values), values, lane_seq_, lane_word, lane_seq_, sum, g);
+            timeline_.mark(g.stream(), "L{} gpu has the CPU lane's sum", s.li);
+            d_cpu_out = sum;
+        } else if (s.early) {
+            gpu::gpu_wait_host_word(lane_word, lane_seq_, g);
             timeline_.mark(g.stream(), "L{} gpu saw the CPU lane's end", s.li);
         } else if (s.overlap) {
             await_lane();
         } else {
             run_lane(), settle_lane();
         }
-        d_cpu_out = static_cast<const float*>(lane_sum_view(values * sizeof(float)));
+        if (!d_cpu_out) d_cpu_out = static_cast<const float*>(lane_sum_view(values * sizeof(float)));
         if (!d_cpu_out) {
             float* copy = dev_cpu_out_.get<float>(g.pool(), values);
             g.upload(copy, s.cpu_out, values * sizeof(float));

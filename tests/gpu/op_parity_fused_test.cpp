@@ -10,10 +10,12 @@
 #include <atomic>
 #include <chrono>
 #include <numeric>
+#include <thread>
 #include <utility>
 
 #include "backend/cpu/ops.h"
 #include "core/fp16.h"
+#include "core/tagged_words.h"
 
 namespace strata::test {
 namespace {
@@ -172,6 +174,54 @@ TEST_F(GpuFused, CopyWordsThenFlagShowsTheDataFirst) {
         EXPECT_TRUE(std::equal(b.begin(), b.begin() + n1, got + n0 + 3)) << n0 << " + " << n1;
         EXPECT_EQ(got[n0 + 3 + n1], -1.0f);
         ctx().synchronize();
+    }
+}
+
+// Tagged words (the expert tiers' decode): up, a kernel's pairs read by the host as they come;
+// down, the host's pairs polled by a kernel that waits for the host's counter first, over buffers
+// that still hold the last round's pairs. Every word's bits come through.
+TEST_F(GpuFused, TaggedWordsCrossBothWays) {
+    std::mt19937 rng(15);
+    gpu::PinnedBuffer up, down, counter;
+    std::string error;
+    ASSERT_TRUE(up.allocate(20000 * sizeof(uint64_t), &error)) << error;
+    ASSERT_TRUE(down.allocate(20000 * sizeof(uint64_t), &error)) << error;
+    ASSERT_TRUE(counter.allocate(64, &error)) << error;
+    if (up.device_view() == nullptr || down.device_view() == nullptr || counter.device_view() == nullptr) {
+        GTEST_SKIP() << "this runtime does not map page-locked memory";
+    }
+    std::fill_n(up.as<uint64_t>(), 20000, 0);
+    std::fill_n(down.as<uint64_t>(), 20000, 0);
+    *counter.as<uint32_t>() = 0;
+    uint32_t tag = 0;
+    for (const auto& [n0, n1] : {std::pair<int64_t, int64_t>{16, 2048}, {1, 1}, {4096, 7}, {16, 14000}, {0, 5}}) {
+        ++tag;
+        const std::vector<float> a = random_floats(rng, static_cast<size_t>(n0) + 1);
+        const std::vector<float> b = random_floats(rng, static_cast<size_t>(n1) + 1);
+        gpu::gpu_copy_words_tagged(static_cast<uint64_t*>(up.device_view()), to_device(a), static_cast<uint64_t>(n0) * 4,
+                                   to_device(b), static_cast<uint64_t>(n1) * 4, tag, ctx());
+        std::vector<float> got(static_cast<size_t>(n0 + n1));
+        const auto start = std::chrono::steady_clock::now();
+        await_tagged_words(up.as<uint64_t>(), got.size(), tag, got.data(),
+                           [&] { return std::chrono::steady_clock::now() - start > std::chrono::seconds(10); });
+        EXPECT_TRUE(std::equal(a.begin(), a.begin() + n0, got.begin())) << n0 << " + " << n1;
+        EXPECT_TRUE(std::equal(b.begin(), b.begin() + n1, got.begin() + n0)) << n0 << " + " << n1;
+        ctx().synchronize();
+
+        // Down: the kernel is queued before the host has written anything.
+        const int64_t n = n0 + n1;
+        const std::vector<float> c = random_floats(rng, static_cast<size_t>(n));
+        float* dst = device_zeros<float>(static_cast<size_t>(n));
+        const bool with_counter = tag % 2 == 1;
+        gpu::gpu_await_tagged_words(static_cast<const uint64_t*>(down.device_view()), static_cast<uint64_t>(n), tag,
+                                    with_counter ? static_cast<const uint32_t*>(counter.device_view()) : nullptr, tag, dst,
+                                    ctx());
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        if (with_counter) std::atomic_ref<uint32_t>(*counter.as<uint32_t>()).store(tag, std::memory_order_release);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        // Backwards, so that a kernel taking the first word for the whole would read old ones.
+        for (int64_t i = n; i-- > 0;) write_tagged_words(down.as<uint64_t>() + i, &c[static_cast<size_t>(i)], 1, tag);
+        EXPECT_EQ(from_device(dst, static_cast<size_t>(n)), c) << n;
     }
 }
 

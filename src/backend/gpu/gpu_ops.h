@@ -81,6 +81,17 @@ void gpu_copy_words_then_flag(void* dst0, const void* src0, uint64_t bytes0, voi
 // release store) when the data that work reads is ready, without waiting itself. The host's
 // thread that raises it must not depend on this stream.
 void gpu_wait_host_word(const uint32_t* word_view, uint32_t value, GpuContext& ctx);
+// Tagged words (core/tagged_words.h): both spans' words as (tag << 32 | word) pairs into
+// `pairs_view` (page-locked host memory seen through its mapping), src1's after src0's, with no
+// fence and no flag; the host polls the pairs (await_tagged_words). One block: up to ~64 KiB.
+void gpu_copy_words_tagged(uint64_t* pairs_view, const void* src0, uint64_t bytes0, const void* src1, uint64_t bytes1,
+                           uint32_t tag, GpuContext& ctx);
+// Work queued after this waits until each of the n pairs at `pairs_view` (written by the host:
+// write_tagged_words) holds `tag`, and finds their words in dst (device memory). The pairs are
+// polled only once the counter at `start_view` (null: none) reaches `start_value`, which the
+// host raises when it begins to write them, so that the bus carries no polling before then.
+void gpu_await_tagged_words(const uint64_t* pairs_view, uint64_t n, uint32_t tag, const uint32_t* start_view,
+                            uint32_t start_value, void* dst, GpuContext& ctx);
 void gpu_add_bias(float* x, const float* bias, int64_t n_rows, int64_t n, GpuContext& ctx);
 void gpu_softmax(float* x, int64_t n_rows, int64_t n, GpuContext& ctx);     // per row, in place
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <utility>
 
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/kernels/common.cuh"
@@ -93,6 +94,42 @@ __global__ void wait_host_word_kernel(const volatile uint32_t* word, uint32_t va
         if (clock64() - start > (1ll << 36)) vendor::trap();
     }
     __threadfence_system();
+}
+
+// Tagged words (core/tagged_words.h): one block writes each word of both spans as the pair
+// (tag << 32) | word by one 8-byte store, with no fence and no flag: the host polls the pairs.
+__global__ void __launch_bounds__(1024) write_words_tagged_kernel(volatile unsigned long long* pairs, const uint32_t* src0,
+                                                                  int64_t n0, const uint32_t* src1, int64_t n1,
+                                                                  uint32_t tag) {
+    vendor::wait_for_previous_kernel();
+    const unsigned long long high = static_cast<unsigned long long>(tag) << 32;
+    for (int64_t i = threadIdx.x; i < n0; i += blockDim.x) pairs[i] = high | src0[i];
+    for (int64_t i = threadIdx.x; i < n1; i += blockDim.x) pairs[n0 + i] = high | src1[i];
+}
+
+// One block: thread 0 polls `start` until the counter there reaches `start_value` (the writer's
+// word that it has begun; null: none), then every thread polls its own pairs until each holds
+// `tag`, and writes their words to dst. Polling only once the writer has begun keeps the bus
+// free of these reads for the rest of the wait. Traps after about 30 s, as wait_host_word_kernel.
+__global__ void __launch_bounds__(1024) await_tagged_words_kernel(const volatile unsigned long long* pairs, int64_t n,
+                                                                  uint32_t tag, const volatile uint32_t* start,
+                                                                  uint32_t start_value, uint32_t* dst) {
+    vendor::wait_for_previous_kernel();
+    const long long t0 = clock64();
+    if (start != nullptr && threadIdx.x == 0) {
+        while (static_cast<int32_t>(*start - start_value) < 0) {
+            if (clock64() - t0 > (1ll << 36)) vendor::trap();
+        }
+    }
+    __syncthreads();
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        unsigned long long v = pairs[i];
+        while (static_cast<uint32_t>(v >> 32) != tag) {
+            if (clock64() - t0 > (1ll << 36)) vendor::trap();
+            v = pairs[i];
+        }
+        dst[i] = static_cast<uint32_t>(v);
+    }
 }
 
 __global__ void add_bias_kernel(float* x, const float* bias, int64_t n_rows, int64_t n) {
@@ -190,6 +227,29 @@ void gpu_copy_words_then_flag(void* dst0, const void* src0, uint64_t bytes0, voi
     launch_chained(ctx, write_words_then_flag_kernel, 1, 1024, 0, static_cast<uint32_t*>(dst0),
                    static_cast<const uint32_t*>(src0), static_cast<int64_t>(bytes0 / 4), static_cast<uint32_t*>(dst1),
                    static_cast<const uint32_t*>(src1), static_cast<int64_t>(bytes1 / 4), word_view, value);
+}
+
+void gpu_copy_words_tagged(uint64_t* pairs_view, const void* src0, uint64_t bytes0, const void* src1, uint64_t bytes1,
+                           uint32_t tag, GpuContext& ctx) {
+    STRATA_CHECK(tag != 0, "gpu_copy_words_tagged: tag 0 is what a cleared buffer holds");
+    for (const auto& [src, bytes] : {std::pair{src0, bytes0}, std::pair{src1, bytes1}}) {
+        STRATA_CHECK(bytes % 4 == 0 && reinterpret_cast<uintptr_t>(src) % 4 == 0,
+                     "gpu_copy_words_tagged: whole, aligned 4-byte words");
+    }
+    STRATA_CHECK(reinterpret_cast<uintptr_t>(pairs_view) % 8 == 0, "gpu_copy_words_tagged: pairs 8-byte aligned");
+    launch_chained(ctx, write_words_tagged_kernel, 1, 1024, 0, reinterpret_cast<unsigned long long*>(pairs_view),
+                   static_cast<const uint32_t*>(src0), static_cast<int64_t>(bytes0 / 4), static_cast<const uint32_t*>(src1),
+                   static_cast<int64_t>(bytes1 / 4), tag);
+}
+
+void gpu_await_tagged_words(const uint64_t* pairs_view, uint64_t n, uint32_t tag, const uint32_t* start_view,
+                            uint32_t start_value, void* dst, GpuContext& ctx) {
+    STRATA_CHECK(tag != 0, "gpu_await_tagged_words: tag 0 is what a cleared buffer holds");
+    STRATA_CHECK(reinterpret_cast<uintptr_t>(pairs_view) % 8 == 0 && reinterpret_cast<uintptr_t>(dst) % 4 == 0,
+                 "gpu_await_tagged_words: pairs 8-byte and words 4-byte aligned");
+    if (n == 0) return;
+    launch_chained(ctx, await_tagged_words_kernel, 1, 1024, 0, reinterpret_cast<const unsigned long long*>(pairs_view),
+                   static_cast<int64_t>(n), tag, start_view, start_value, static_cast<uint32_t*>(dst));
 }
 
 void gpu_wait_host_word(const uint32_t* word_view, uint32_t value, GpuContext& ctx) {
