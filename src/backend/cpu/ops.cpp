@@ -4,15 +4,21 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/cpu/cpu_context.h"
 #include "backend/cpu/cpu_op_profile.h"
 #include "backend/cpu/swiglu_kernels.h"
 #include "quant/cpu/cpu_features.h"
 
 namespace strata {
 
-void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out) {
-    CpuOpScope profile_scope("rms_norm");
-    for (int64_t r = 0; r < n_rows; ++r) {
+namespace {
+
+// Values below which a row op stays on the calling thread: ~32 rows of 2048, some tens of µs of
+// work, about what waking the pool and waiting for it costs.
+constexpr int64_t kParallelRowValues = 64 * 1024;
+
+void rms_norm_rows(const float* x, const float* weight, int64_t r0, int64_t r1, int64_t n, float eps, float* out) {
+    for (int64_t r = r0; r < r1; ++r) {
         const float* xr = x + r * n;
         float* o = out + r * n;
         double sum = 0.0;  // double: the mean of squares of thousands of values loses bits in float
@@ -24,6 +30,19 @@ void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n
             for (int64_t i = 0; i < n; ++i) o[i] = xr[i] * scale;
         }
     }
+}
+
+}  // namespace
+
+void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out) {
+    CpuOpScope profile_scope("rms_norm");
+    rms_norm_rows(x, weight, 0, n_rows, n, eps, out);
+}
+
+void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out, CpuContext& ctx) {
+    CpuOpScope profile_scope("rms_norm");
+    if (n_rows * n < kParallelRowValues || ctx.pool().size() == 1) return rms_norm_rows(x, weight, 0, n_rows, n, eps, out);
+    ctx.pool().parallel_for(n_rows, [&](int64_t r0, int64_t r1, int) { rms_norm_rows(x, weight, r0, r1, n, eps, out); });
 }
 
 namespace {
@@ -45,25 +64,23 @@ void rotate_heads(float* x, int64_t n_head, const RopeParams& p, const float* c,
     }
 }
 
-}  // namespace
-
-void cpu_rope(float* x, int64_t n_tokens, int64_t n_head, const RopeParams& p, const int32_t* positions) {
-    cpu_rope_qk(x, n_head, nullptr, 0, n_tokens, p, positions);
-}
-
-void cpu_rope_qk(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t n_tokens, const RopeParams& p,
-                 const int32_t* positions) {
-    CpuOpScope profile_scope("rope");
-    const auto half = static_cast<size_t>(p.rope_dims / 2);
-    // Per call, not per token: base^(-2i/d) (HF's inv_freq, in double); per token, the angles'
-    // cosines and sines once for q and k.
+// base^(-2i/d) for i < rope_dims / 2 (HF's inv_freq, in double), into this thread's buffer.
+const double* inverse_frequencies(const RopeParams& p) {
     thread_local std::vector<double> inv_freq;
-    thread_local std::vector<float> cs;
+    const auto half = static_cast<size_t>(p.rope_dims / 2);
     inv_freq.resize(half);
-    cs.resize(2 * half);
     for (size_t i = 0; i < half; ++i)
         inv_freq[i] = std::pow(static_cast<double>(p.base), -2.0 * static_cast<double>(i) / static_cast<double>(p.rope_dims));
-    for (int64_t t = 0; t < n_tokens; ++t) {
+    return inv_freq.data();
+}
+
+// Tokens [t0, t1): per token, the angles' cosines and sines once for q and k.
+void rope_tokens(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t t0, int64_t t1, const RopeParams& p,
+                 const int32_t* positions, const double* inv_freq) {
+    const auto half = static_cast<size_t>(p.rope_dims / 2);
+    thread_local std::vector<float> cs;
+    cs.resize(2 * half);
+    for (int64_t t = t0; t < t1; ++t) {
         const double pos = positions[t];
         for (size_t i = 0; i < half; ++i) {
             const double theta = pos * inv_freq[i];  // computed in double, applied in float
@@ -73,6 +90,30 @@ void cpu_rope_qk(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t
         rotate_heads(q + t * n_head_q * p.head_dim, n_head_q, p, cs.data(), cs.data() + half);
         if (k) rotate_heads(k + t * n_head_k * p.head_dim, n_head_k, p, cs.data(), cs.data() + half);
     }
+}
+
+}  // namespace
+
+void cpu_rope(float* x, int64_t n_tokens, int64_t n_head, const RopeParams& p, const int32_t* positions) {
+    cpu_rope_qk(x, n_head, nullptr, 0, n_tokens, p, positions);
+}
+
+void cpu_rope_qk(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t n_tokens, const RopeParams& p,
+                 const int32_t* positions) {
+    CpuOpScope profile_scope("rope");
+    rope_tokens(q, n_head_q, k, n_head_k, 0, n_tokens, p, positions, inverse_frequencies(p));
+}
+
+void cpu_rope_qk(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t n_tokens, const RopeParams& p,
+                 const int32_t* positions, CpuContext& ctx) {
+    CpuOpScope profile_scope("rope");
+    const double* inv_freq = inverse_frequencies(p);
+    if (n_tokens * (n_head_q + n_head_k) * p.head_dim < kParallelRowValues || ctx.pool().size() == 1) {
+        return rope_tokens(q, n_head_q, k, n_head_k, 0, n_tokens, p, positions, inv_freq);
+    }
+    ctx.pool().parallel_for(n_tokens, [&](int64_t t0, int64_t t1, int) {
+        rope_tokens(q, n_head_q, k, n_head_k, t0, t1, p, positions, inv_freq);
+    });
 }
 
 void cpu_swiglu(float* gate, const float* up, int64_t n) {

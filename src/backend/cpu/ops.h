@@ -11,8 +11,14 @@
 
 namespace strata {
 
+class CpuContext;
+
 // out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * weight   (weight may be null: no scaling)
 void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out);
+// The same, with a prompt batch's rows split over ctx's threads (the same bits: each row is
+// computed as above). A decode step's few rows stay on the calling thread, where waking the pool
+// would cost more than the work. Call from the forward's thread, not from inside a pool task.
+void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out, CpuContext& ctx);
 
 struct RopeParams {
     RopeStyle style = RopeStyle::Normal;
@@ -27,6 +33,9 @@ void cpu_rope(float* x, int64_t n_tokens, int64_t n_head, const RopeParams& p, c
 // same positions, with each angle's cosine and sine computed once for both.
 void cpu_rope_qk(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t n_tokens, const RopeParams& p,
                  const int32_t* positions);
+// The same, with a prompt batch's tokens split over ctx's threads (the same bits).
+void cpu_rope_qk(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t n_tokens, const RopeParams& p,
+                 const int32_t* positions, CpuContext& ctx);
 
 // gate[i] = silu(gate[i]) * up[i]
 void cpu_swiglu(float* gate, const float* up, int64_t n);

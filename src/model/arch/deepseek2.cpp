@@ -57,7 +57,7 @@ private:
         const MoeFfnWeights& m = L.moe_ffn;
         const int64_t e = c.n_embd;
         float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-        cpu_rms_norm(x, m.norm.f32(), n, e, c.rms_eps, h);
+        cpu_rms_norm(x, m.norm.f32(), n, e, c.rms_eps, h, ctx);
 
         float* logits = ctx.scratch_floats(kRouter, static_cast<size_t>(n * c.n_expert));
         cpu_matmul(m.router, 0, h, n, logits, ctx);

@@ -58,7 +58,7 @@ private:
         const int64_t q_dim = c.q_dim(), k_dim = c.kv_dim_k(), v_dim = c.kv_dim_v();
 
         float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-        cpu_rms_norm(x, w.norm.f32(), n, e, c.rms_eps, h);
+        cpu_rms_norm(x, w.norm.f32(), n, e, c.rms_eps, h, ctx);
         float* q = ctx.scratch_floats(kQ, static_cast<size_t>(n * q_dim));
         float* k = ctx.scratch_floats(kK, static_cast<size_t>(n * k_dim));
         float* v = ctx.scratch_floats(kV, static_cast<size_t>(n * v_dim));
@@ -88,7 +88,7 @@ private:
         const ModelConfig& c = config_;
         const int64_t e = c.n_embd;
         float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-        cpu_rms_norm(x, L.moe_ffn.norm.f32(), n, e, c.rms_eps, h);
+        cpu_rms_norm(x, L.moe_ffn.norm.f32(), n, e, c.rms_eps, h, ctx);
         float* logits = ctx.scratch_floats(kRouter, static_cast<size_t>(n * c.n_expert));
         cpu_matmul(L.moe_ffn.router, 0, h, n, logits, ctx);
         cpu_add_bias(logits, L.router_bias.f32(), n, c.n_expert);

@@ -35,7 +35,7 @@ void shared_expert(const SharedExpertWeights& w, const Weight& norm, const Model
                    int64_t n, CpuContext& ctx) {
     const int64_t e = cfg.n_embd, ff = w.gate.ne[1];
     float* h = ctx.scratch_floats(kSharedNormed, static_cast<size_t>(n * e));
-    cpu_rms_norm(x, norm.f32(), n, e, cfg.rms_eps, h);
+    cpu_rms_norm(x, norm.f32(), n, e, cfg.rms_eps, h, ctx);
     float* gate = ctx.scratch_floats(kSharedGate, static_cast<size_t>(n * ff));
     float* up = ctx.scratch_floats(kSharedUp, static_cast<size_t>(n * ff));
     float* scale = ctx.scratch_floats(kSharedScale, static_cast<size_t>(n));

@@ -50,7 +50,7 @@ void StepBatch::write_logits(const float* x, const Weight& output_norm, const We
     int64_t at = 0;
     for (size_t i = 0; i < steps_.size(); ++i) {
         const WantedRows w = wanted_rows(steps_[i], sequences_[i]);
-        cpu_rms_norm(x + w.first * e, output_norm.f32(), w.count, e, cfg.rms_eps, normed + at * e);
+        cpu_rms_norm(x + w.first * e, output_norm.f32(), w.count, e, cfg.rms_eps, normed + at * e, ctx);
         at += w.count;
     }
     if (steps_.size() == 1) {

@@ -15,7 +15,7 @@ void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x
     const int64_t q_dim = cfg.q_dim(), k_dim = cfg.kv_dim_k(), v_dim = cfg.kv_dim_v();
 
     float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h, ctx);
 
     float* q = ctx.scratch_floats(kQ, static_cast<size_t>(n * q_dim));
     float* k = ctx.scratch_floats(kK, static_cast<size_t>(n * k_dim));
@@ -27,11 +27,11 @@ void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x
     if (w.bv) cpu_add_bias(v, w.bv.f32(), n, v_dim);
 
     // Qwen3 normalizes each head of q and k before rope.
-    if (w.q_norm) cpu_rms_norm(q, w.q_norm.f32(), n * cfg.n_head, cfg.head_dim_k, cfg.rms_eps, q);
-    if (w.k_norm) cpu_rms_norm(k, w.k_norm.f32(), n * cfg.n_head_kv, cfg.head_dim_k, cfg.rms_eps, k);
+    if (w.q_norm) cpu_rms_norm(q, w.q_norm.f32(), n * cfg.n_head, cfg.head_dim_k, cfg.rms_eps, q, ctx);
+    if (w.k_norm) cpu_rms_norm(k, w.k_norm.f32(), n * cfg.n_head_kv, cfg.head_dim_k, cfg.rms_eps, k, ctx);
 
     RopeParams rope{cfg.rope_style, cfg.head_dim_k, cfg.rope_dims, cfg.rope_base};
-    cpu_rope_qk(q, cfg.n_head, k, cfg.n_head_kv, n, rope, batch.positions);
+    cpu_rope_qk(q, cfg.n_head, k, cfg.n_head_kv, n, rope, batch.positions, ctx);
 
     float* attn = ctx.scratch_floats(kAttnOut, static_cast<size_t>(n * cfg.n_head * cfg.head_dim_v));
     AttentionParams ap{cfg.n_head, cfg.n_head_kv, cfg.head_dim_k, cfg.head_dim_v,

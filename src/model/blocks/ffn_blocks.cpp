@@ -14,7 +14,7 @@ void dense_ffn_block(const DenseFfnWeights& w, const ModelConfig& cfg, float* x,
     using namespace block_slots;
     const int64_t n = batch.n_tokens, e = cfg.n_embd, ff = w.gate.ne[1];
     float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h, ctx);
     float* gate = ctx.scratch_floats(kGate, static_cast<size_t>(n * ff));
     float* up = ctx.scratch_floats(kUp, static_cast<size_t>(n * ff));
     const MatmulJob gate_up[] = {{&w.gate, 0, h, n, gate}, {&w.up, 0, h, n, up}};
@@ -46,7 +46,7 @@ void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, con
     using namespace block_slots;
     const int64_t n = batch.n_tokens, e = cfg.n_embd, n_exp = cfg.n_expert, k = cfg.n_expert_used;
     float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h, ctx);
 
     float* logits = ctx.scratch_floats(kRouter, static_cast<size_t>(n * n_exp));
     cpu_matmul(w.router, 0, h, n, logits, ctx);

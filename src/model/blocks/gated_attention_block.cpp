@@ -23,7 +23,7 @@ void gated_attention_block(const GatedAttentionWeights& w, const ModelConfig& cf
     const int64_t n_head = cfg.n_head, q_dim = cfg.q_dim(), k_dim = cfg.kv_dim_k(), v_dim = cfg.kv_dim_v();
 
     float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h, ctx);
 
     float* qg = ctx.scratch_floats(kMixed, static_cast<size_t>(n * 2 * q_dim));
     float* k = ctx.scratch_floats(kK, static_cast<size_t>(n * k_dim));
@@ -40,10 +40,10 @@ void gated_attention_block(const GatedAttentionWeights& w, const ModelConfig& cf
         std::copy_n(qg + i * 2 * hd + hd, hd, gate + i * hd);
     }
 
-    cpu_rms_norm(q, w.q_norm.f32(), n * n_head, hd, cfg.rms_eps, q);
-    cpu_rms_norm(k, w.k_norm.f32(), n * cfg.n_head_kv, hd, cfg.rms_eps, k);
+    cpu_rms_norm(q, w.q_norm.f32(), n * n_head, hd, cfg.rms_eps, q, ctx);
+    cpu_rms_norm(k, w.k_norm.f32(), n * cfg.n_head_kv, hd, cfg.rms_eps, k, ctx);
     const RopeParams rope{cfg.rope_style, hd, cfg.rope_dims, cfg.rope_base};
-    cpu_rope_qk(q, n_head, k, cfg.n_head_kv, n, rope, batch.positions);
+    cpu_rope_qk(q, n_head, k, cfg.n_head_kv, n, rope, batch.positions, ctx);
 
     float* attn = ctx.scratch_floats(kCore, static_cast<size_t>(n * n_head * cfg.head_dim_v));
     AttentionParams ap;

@@ -35,7 +35,7 @@ void gated_delta_net_block(const GatedDeltaNetWeights& w, const ModelConfig& cfg
     }
 
     float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h, ctx);
 
     float* mixed = ctx.scratch_floats(kMixed, static_cast<size_t>(n * conv_ch));
     float* z = ctx.scratch_floats(kZ, static_cast<size_t>(n * value_dim));

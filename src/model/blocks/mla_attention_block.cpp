@@ -39,7 +39,7 @@ void mla_attention_block(const MlaAttentionWeights& w, const ModelConfig& cfg, c
     const int64_t latent_k = lora + r;  // one cache row: latent then rope key
 
     float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h);
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h, ctx);
 
     // q: through the low-rank bottleneck (normalized in the middle) when the model has one.
     float* q = ctx.scratch_floats(kQ, static_cast<size_t>(n * n_head * dk));
@@ -47,7 +47,7 @@ void mla_attention_block(const MlaAttentionWeights& w, const ModelConfig& cfg, c
         const int64_t q_rank = w.q_a.ne[1];
         float* ql = ctx.scratch_floats(kQLatent, static_cast<size_t>(n * q_rank));
         cpu_matmul(w.q_a, 0, h, n, ql, ctx);
-        cpu_rms_norm(ql, w.q_a_norm.f32(), n, q_rank, cfg.rms_eps, ql);
+        cpu_rms_norm(ql, w.q_a_norm.f32(), n, q_rank, cfg.rms_eps, ql, ctx);
         cpu_matmul(w.q_b, 0, ql, n, q, ctx);
     } else {
         cpu_matmul(w.wq, 0, h, n, q, ctx);

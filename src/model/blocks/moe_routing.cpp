@@ -167,7 +167,56 @@ struct ExpertPassScratch {
     std::vector<int64_t> tokens_per_expert;
     std::vector<int32_t> rows;  // the token of each (expert, token) pair, grouped by expert
     std::vector<MatmulJob> gate_up_jobs, down_jobs;
+    // Each token's pairs (its rows of the expert outputs, in expert order), for the weighted sum.
+    std::vector<int64_t> token_first;  // token t's pairs are [token_first[t], token_first[t + 1])
+    std::vector<int64_t> token_filled;
+    struct Pair {
+        int64_t row;
+        int64_t expert;
+        float weight;
+    };
+    std::vector<Pair> token_pairs;
 };
+
+// Values of the weighted sum below which it stays on the calling thread (a decode step's k rows).
+constexpr int64_t kParallelSumValues = 64 * 1024;
+
+// x[t] += Σ over token t's pairs of weight · (expert output row [+ the expert's down bias]), the
+// pairs in expert order as routed lists them. Split by tokens over the pool for a prompt batch:
+// each token's sum is the same sequence of operations wherever it runs, so the bits are too.
+void add_weighted_expert_outputs(const RoutedExpertWeights& w, const ExpertAssignments& routed, float* out, int64_t e,
+                                 int64_t n_tokens, float* x, ExpertPassScratch& s, CpuContext& ctx) {
+    s.token_first.assign(static_cast<size_t>(n_tokens + 1), 0);
+    for (const auto& list : routed) {
+        for (const auto& [t, weight] : list) ++s.token_first[static_cast<size_t>(t) + 1];
+    }
+    for (int64_t t = 0; t < n_tokens; ++t) s.token_first[static_cast<size_t>(t + 1)] += s.token_first[static_cast<size_t>(t)];
+    s.token_pairs.resize(static_cast<size_t>(s.token_first[static_cast<size_t>(n_tokens)]));
+    s.token_filled.assign(static_cast<size_t>(n_tokens), 0);
+    int64_t row = 0;
+    for (int64_t ex = 0; ex < static_cast<int64_t>(routed.size()); ++ex) {
+        for (const auto& [t, weight] : routed[static_cast<size_t>(ex)]) {
+            const size_t slot = static_cast<size_t>(s.token_first[static_cast<size_t>(t)] + s.token_filled[static_cast<size_t>(t)]++);
+            s.token_pairs[slot] = {row++, ex, weight};
+        }
+    }
+    const auto sum_tokens = [&](int64_t t0, int64_t t1, int) {
+        for (int64_t t = t0; t < t1; ++t) {
+            float* xt = x + t * e;
+            for (int64_t i = s.token_first[static_cast<size_t>(t)]; i < s.token_first[static_cast<size_t>(t + 1)]; ++i) {
+                const ExpertPassScratch::Pair& p = s.token_pairs[static_cast<size_t>(i)];
+                float* o = out + p.row * e;
+                if (w.down_bias) cpu_add_bias(o, w.down_bias.f32() + p.expert * e, 1, e);
+                for (int64_t d = 0; d < e; ++d) xt[d] += p.weight * o[d];
+            }
+        }
+    };
+    if (static_cast<int64_t>(s.token_pairs.size()) * e < kParallelSumValues || ctx.pool().size() == 1) {
+        sum_tokens(0, n_tokens, 0);
+    } else {
+        ctx.pool().parallel_for(n_tokens, sum_tokens);
+    }
+}
 
 ExpertPassScratch& expert_pass_scratch() {
     thread_local ExpertPassScratch scratch;
@@ -230,16 +279,7 @@ void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, co
     apply_expert_activation(act, gate, up, pairs * ff);
     cpu_matmul_grouped(s.down_jobs, ctx);
     if (source) source->end_step();  // the expert matrices are no longer read
-    row = 0;
-    for (int64_t ex = 0; ex < static_cast<int64_t>(routed.size()); ++ex) {
-        for (const auto& [t, weight] : routed[static_cast<size_t>(ex)]) {
-            if (w.down_bias) cpu_add_bias(out + row * e, w.down_bias.f32() + ex * e, 1, e);
-            float* xt = x + t * e;
-            const float* o = out + row * e;
-            for (int64_t d = 0; d < e; ++d) xt[d] += weight * o[d];
-            ++row;
-        }
-    }
+    add_weighted_expert_outputs(w, routed, out, e, n_tokens, x, s, ctx);
 }
 
 }  // namespace strata
