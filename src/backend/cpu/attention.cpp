@@ -6,6 +6,7 @@
 
 #include "backend/cpu/f16_rows.h"
 #include "backend/cpu/q8_rows.h"
+#include "backend/cpu/softmax_weights.h"
 #include "core/check.h"
 #include "core/env_switch.h"
 
@@ -75,7 +76,8 @@ private:
 // rounding, and kept they turn subnormal once scaled by 1/sum and by the values, which Intel cores
 // compute through microcode assists of ~100+ cycles each (bench/results/2026-11-30-tiers-split:
 // the Xeon's prompt attention ran 5x slower per thread than a Zen core's).
-// STRATA_CPU_ATTN_ALL_EXP=1 computes every exp(), to compare.
+// STRATA_CPU_ATTN_ALL_EXP=1 computes every exp(), to compare (with std::exp, one score at a time:
+// the eight-lane e^x of backend/cpu/softmax_weights.h clamps below -87).
 float negligible_logit() {
     static const float floor = env_equals("STRATA_CPU_ATTN_ALL_EXP", "1") ? -INFINITY : -50.0f;
     return floor;
@@ -96,6 +98,7 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
     STRATA_CHECK(kv.type() != KvCacheType::Q8_0 || kv_type_fits(kv.type(), p.head_dim_k, p.head_dim_v),
                  "q8_0 KV rows need heads of whole 32-value blocks");
     const float negligible = negligible_logit();
+    const SoftmaxWeightKernels& softmax = softmax_weight_kernels(negligible);
     ctx.pool().parallel_for(n_work, [&](int64_t w0, int64_t w1, int worker) {
         float* scores = scores_all + worker * n_kv_max;
         for (int64_t w = w0; w < w1; ++w) {
@@ -109,14 +112,8 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
             // A sink takes part in the normalization as one more logit, so with it the kept
             // weights sum to less than one.
             const float sink = p.sinks ? p.sinks[h] : -INFINITY;
-            float max = sink;
-            for (int64_t j = j0; j < n_kv; ++j) max = std::max(max, scores[j]);
-            float sum = p.sinks ? std::exp(sink - max) : 0.0f;
-            for (int64_t j = j0; j < n_kv; ++j) {
-                const float x = scores[j] - max;
-                scores[j] = x < negligible ? 0.0f : std::exp(x);
-                sum += scores[j];
-            }
+            const float max = softmax.max(scores + j0, n_kv - j0, sink);
+            const float sum = (p.sinks ? std::exp(sink - max) : 0.0f) + softmax.weights(scores + j0, n_kv - j0, max, negligible);
             float* o = out + (t * p.n_head + h) * p.head_dim_v;
             std::fill(o, o + p.head_dim_v, 0.0f);
             values.accumulate(scores, 1.0f / sum, j0, n_kv, o);
