@@ -1,6 +1,7 @@
 #include "backend/cpu/attention.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <vector>
 
@@ -99,24 +100,37 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
                  "q8_0 KV rows need heads of whole 32-value blocks");
     const float negligible = negligible_logit();
     const SoftmaxWeightKernels& softmax = softmax_weight_kernels(negligible);
-    ctx.pool().parallel_for(n_work, [&](int64_t w0, int64_t w1, int worker) {
+    // (token, head) items are claimed in chunks from a shared counter, the last tokens (the
+    // longest rows: causal attention costs a token its position) first. Split into equal
+    // contiguous ranges, the thread holding the last tokens had ~2x the average work on 16
+    // threads, and the others waited for it. Each item is computed the same wherever it runs.
+    const int threads = static_cast<int>(std::min<int64_t>(ctx.pool().size(), n_work));
+    const int64_t chunk = std::max<int64_t>(1, n_work / (8 * static_cast<int64_t>(threads)));
+    std::atomic<int64_t> next{0};
+    ctx.pool().parallel_for(threads, [&](int64_t, int64_t, int worker) {
         float* scores = scores_all + worker * n_kv_max;
-        for (int64_t w = w0; w < w1; ++w) {
-            const int64_t t = w / p.n_head, h = w % p.n_head, kvh = h / group;
-            const int64_t n_kv = pos0 + t + 1;  // causal: this token sees positions <= its own
-            const int64_t j0 = p.sliding_window > 0 ? std::max<int64_t>(0, n_kv - p.sliding_window) : 0;
-            const float* qh = q + (t * p.n_head + h) * p.head_dim_k;
-            const HeadRows keys(key_rows, kv.k_dim(), kvh * p.head_dim_k, p.head_dim_k, kv.type(), f16, q8);
-            const HeadRows values(value_rows, kv.v_dim(), kvh * p.head_dim_v, p.head_dim_v, kv.type(), f16, q8);
-            keys.dots(qh, j0, n_kv, p.scale, scores);
-            // A sink takes part in the normalization as one more logit, so with it the kept
-            // weights sum to less than one.
-            const float sink = p.sinks ? p.sinks[h] : -INFINITY;
-            const float max = softmax.max(scores + j0, n_kv - j0, sink);
-            const float sum = (p.sinks ? std::exp(sink - max) : 0.0f) + softmax.weights(scores + j0, n_kv - j0, max, negligible);
-            float* o = out + (t * p.n_head + h) * p.head_dim_v;
-            std::fill(o, o + p.head_dim_v, 0.0f);
-            values.accumulate(scores, 1.0f / sum, j0, n_kv, o);
+        for (;;) {
+            const int64_t c0 = next.fetch_add(chunk, std::memory_order_relaxed);
+            if (c0 >= n_work) break;
+            for (int64_t c = c0; c < std::min(n_work, c0 + chunk); ++c) {
+                const int64_t w = n_work - 1 - c;
+                const int64_t t = w / p.n_head, h = w % p.n_head, kvh = h / group;
+                const int64_t n_kv = pos0 + t + 1;  // causal: this token sees positions <= its own
+                const int64_t j0 = p.sliding_window > 0 ? std::max<int64_t>(0, n_kv - p.sliding_window) : 0;
+                const float* qh = q + (t * p.n_head + h) * p.head_dim_k;
+                const HeadRows keys(key_rows, kv.k_dim(), kvh * p.head_dim_k, p.head_dim_k, kv.type(), f16, q8);
+                const HeadRows values(value_rows, kv.v_dim(), kvh * p.head_dim_v, p.head_dim_v, kv.type(), f16, q8);
+                keys.dots(qh, j0, n_kv, p.scale, scores);
+                // A sink takes part in the normalization as one more logit, so with it the kept
+                // weights sum to less than one.
+                const float sink = p.sinks ? p.sinks[h] : -INFINITY;
+                const float max = softmax.max(scores + j0, n_kv - j0, sink);
+                const float sum = (p.sinks ? std::exp(sink - max) : 0.0f) +
+                                  softmax.weights(scores + j0, n_kv - j0, max, negligible);
+                float* o = out + (t * p.n_head + h) * p.head_dim_v;
+                std::fill(o, o + p.head_dim_v, 0.0f);
+                values.accumulate(scores, 1.0f / sum, j0, n_kv, o);
+            }
         }
     });
 }
