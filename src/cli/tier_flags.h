@@ -44,8 +44,8 @@ struct TierFlags {
         app.add_option("--expert-profile", expert_profile,
                        "A routing profile from `strata profile`: its hottest experts start in the VRAM cache");
         app.add_option("--expert-prefetch", expert_prefetch,
-                       "Decode: copy up to this many of the next layer's likely experts to VRAM ahead of its routing "
-                       "(0: off)")
+                       "Decode: copy at most this many of the next layer's likely experts to VRAM ahead of its routing; "
+                       "how many below that follows the measured link, CPU and chain times (0: off)")
             ->capture_default_str()
             ->check(CLI::Range(0, 64));
     }

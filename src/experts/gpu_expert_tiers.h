@@ -81,13 +81,12 @@ struct GpuExpertTierStats {
     void add_window(const GpuExpertTierStats& before, const GpuExpertTierStats& after);
 };
 
-// How many experts a decode step copies ahead for the next layer by default (--expert-prefetch).
-// Experts copied ahead go by the link, so the count also caps the CPU lane's share of the misses:
-// once the CPU lane streamed experts ~1.5x faster, 3 beat 4. Measured on the H200 with the
-// synthetic Qwen3-30B-A3B (8 of 128 experts a token), tg128, alternated rounds: every expert in
-// RAM 83.5 / 78.4 tok/s with 3 against 79.6 / 75.0 with 4 (2: 78.7 / 78.3, 5: 71.2 / 70.6,
-// 6: 60.9 / 60.3), 10 GiB 148.0 / 153.1 against 143.3 / 142.3, 16 GiB 171.5 / 175.3 against
-// 176.0 / 167.6; bench/results/2026-11-30-cpu-prefetch/.
+// The most experts a decode step copies ahead for the next layer (--expert-prefetch); how many it
+// copies below that comes from measured costs (experts/copies_ahead.h). Experts copied ahead go by
+// the link, so the count also caps the CPU lane's share of the misses. A fixed 3 was best with
+// every expert in RAM (3 against 4 and 2: bench/results/2026-11-30-cpu-prefetch/), but with the
+// uniform synthetic model it left the link late at 10 GiB (2 was 1.15x faster) and 16 GiB:
+// bench/results/2026-12-01-chain-signals/.
 inline constexpr uint32_t kDefaultExpertPrefetch = 3;
 
 struct GpuExpertTierOptions {

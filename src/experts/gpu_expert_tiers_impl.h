@@ -293,6 +293,10 @@ private:
     std::vector<int32_t> ahead_choice_;
     Clock::time_point link_free_at_{};  // queued_on_link
     double link_gbps_ = 10.0;
+    // The serial chain per layer (lane end → next routing), a running mean for copy_ahead; until
+    // measured, a typical H200 value.
+    double chain_s_ = 60e-6;
+    bool ahead_fixed_ = env_equals("STRATA_TIERS_AHEAD", "fixed");
     // STRATA_TIERS_LINK_BACKLOG=0 leaves the link's backlog out of the CPU lane's share, to compare.
     bool link_backlog_on_ = env_switch_on("STRATA_TIERS_LINK_BACKLOG");
     LinkClock link_clock_{env_switch_on("STRATA_TIERS_LINK_CLOCK")};  // the copy stream's busy time

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/tagged_words.h"
+#include "experts/copies_ahead.h"
 #include "experts/gpu_expert_tiers_impl.h"
 
 namespace strata::gpu_tiers {
@@ -142,7 +143,19 @@ uint64_t GpuExpertTiers::copy_ahead(const gpu::RoutedExpertsStep& step, const in
     if (next >= layer_index_.size() || layer_index_[next] != li + 1) return 0;  // not this GPU's next MoE layer
     const int64_t nli = li + 1;
     const auto half = static_cast<int64_t>(staging_count_ / 2);
-    const int64_t room = std::min<int64_t>(static_cast<int64_t>(options_.prefetch), half - step.k);
+    // As many as balance the link against the chain and the CPU's share (experts/copies_ahead.h),
+    // at most --expert-prefetch; STRATA_TIERS_AHEAD=fixed copies up to --expert-prefetch, to compare.
+    uint32_t misses = 0;
+    for (int64_t j = 0; j < step.k; ++j) {
+        const int32_t x = predicted[j];
+        if (x >= 0 && static_cast<uint32_t>(x) < n_expert_ && !slots_.resident(id(nli, x))) ++misses;
+    }
+    const double link_expert_s =
+        static_cast<double>(layers_[static_cast<size_t>(nli)].expert_bytes()) / (link_gbps_ * 1e9);
+    const uint32_t ahead = ahead_fixed_ ? options_.prefetch
+                                        : copies_ahead_for(chain_s_, lanes_.cpu_expert_s(), link_expert_s, misses,
+                                                           options_.prefetch);
+    const int64_t room = std::min<int64_t>(static_cast<int64_t>(ahead), half - step.k);
     if (room <= 0) return 0;
     Prefetched& set = prefetched_[nli & 1];
     set.layer = nli, set.experts.clear();

@@ -89,6 +89,7 @@ void GpuExpertTiers::route(TierStep& s, gpu::GpuContext& g) {
     // trip back), and from the last lane's start call to its first instruction.
     if (s.lane_was_pending) {
         s.lane_to_routing_s = std::max(0.0, seconds_between(lane_end_, s.t_routed));
+        if (s.n == 1) chain_s_ += 0.05 * (s.lane_to_routing_s - chain_s_);  // (copy_ahead's, decode only)
         s.lane_wake_s = std::max(0.0, seconds_between(lane_started_, lane_begin_));
     }
     step_k_ = s.k;  // (read by the lane)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Draws chart.svg from the numbers in README.md (raw logs in raw/): decode's signals between the
 host and the GPU as tagged words against the flag and counter (STRATA_TIERS_TAGGED=0), alternated
-within one start (tagged.sh), and the signal latencies of the scratch program."""
+within one start (tagged.sh), the signal latencies of the scratch program, and the copies ahead
+balanced from measured costs against fixed counts (ahead.sh)."""
 import os
 import sys
 
@@ -21,8 +22,14 @@ PANELS = [
     ("Every expert in RAM, tg128 (tok/s; target 90)", 90, (80.0, 100.0, 5), [
         ("tagged.sh", [("flag and counter", [90.19, 93.37, 91.58]), ("tagged words", [92.27, 90.87, 92.71])]),
     ]),
-    ("10 GiB budget, tg128 (tok/s; target 117)", 117, (100.0, 125.0, 5), [
+    ("10 GiB budget, tg128 (tok/s; target 117)", 117, (100.0, 145.0, 5), [
         ("tagged.sh", [("flag and counter", [117.69, 119.07, 117.63]), ("tagged words", [119.51, 117.28, 119.39])]),
+        ("ahead.sh", [("3 copied ahead (before)", [114.08, 116.24]), ("2 copied ahead", [131.42, 140.28]),
+                      ("balanced (copies_ahead.h)", [132.45, 134.15])]),
+    ]),
+    ("16 GiB budget, tg128 (tok/s)", None, (150.0, 190.0, 10), [
+        ("ahead.sh", [("3 copied ahead (before)", [165.03, 168.95]), ("2 copied ahead", [170.99, 170.88]),
+                      ("balanced (copies_ahead.h)", [175.16, 185.90])]),
     ]),
 ]
 
