@@ -3,7 +3,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "backend/cpu/exp_avx2.h"
 #include "backend/cpu/softmax_weights.h"
@@ -22,9 +21,7 @@ float max_avx2(const float* scores, int64_t n, float init) {
     __m256 m = _mm256_set1_ps(init);
     int64_t j = 0;
     for (; j + 8 <= n; j += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(scores + j));
-    float max = lanes_max(m);
-    for (; j < n; ++j) max = std::max(max, scores[j]);
-    return max;
+    return softmax_weight_kernels_scalar().max(scores + j, n - j, lanes_max(m));  // the last few
 }
 
 float weights_avx2(float* scores, int64_t n, float max, float floor) {
@@ -40,13 +37,8 @@ float weights_avx2(float* scores, int64_t n, float max, float floor) {
     }
     alignas(32) float lane[8];
     _mm256_store_ps(lane, sum);
-    float s = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-    for (; j < n; ++j) {
-        const float x = scores[j] - max;
-        scores[j] = x < floor ? 0.0f : std::exp(x);
-        s += scores[j];
-    }
-    return s;
+    const float s = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+    return s + softmax_weight_kernels_scalar().weights(scores + j, n - j, max, floor);  // the last few
 }
 }  // namespace
 
