@@ -133,6 +133,40 @@ TEST_P(CpuMatmul, GroupedJobsSameBitsAsAlone) {
     for (size_t j = 0; j < jobs.size(); ++j) expect_same_bits(y[j], want[j], "job " + std::to_string(j));
 }
 
+TEST_P(CpuMatmul, OneTokenJobsSameBitsAsAlone) {
+    // A decode step's expert pass: one token per job, so claims are uncapped and run across job
+    // boundaries, each run's prefetch continuing into the next job's rows. Jobs of other sizes
+    // and jobs with no token sit between them; 2 and 3 threads split the blocks differently.
+    const TensorType type = GetParam();
+    std::mt19937 rng(41);
+    const int64_t n_in = 512;
+    const TestWeight big = make_weight(type, n_in, 77, 3, rng);
+    const TestWeight small = make_weight(type, n_in, 5, 2, rng);
+    const std::vector<float> x = random_input(n_in, 1, rng);
+    for (int threads : {2, 3}) {
+        ThreadPool pool(ThreadPool::Options{.threads = threads});
+        CpuContext ctx(pool);
+        std::vector<MatmulJob> jobs;
+        std::vector<std::vector<float>> y, want;
+        y.reserve(8);
+        const auto add = [&](const TestWeight& w, int64_t matrix, int64_t n_tokens) {
+            y.emplace_back(static_cast<size_t>(w.w.ne[1] * n_tokens), -1.0f);
+            jobs.push_back(MatmulJob{&w.w, matrix, x.data(), n_tokens, y.back().data()});
+            want.push_back(reference(w.w, matrix, x, n_tokens));
+        };
+        add(big, 0, 1);
+        add(small, 1, 0);
+        add(small, 1, 1);
+        add(big, 2, 1);
+        add(small, 0, 1);
+        add(big, 1, 0);
+        add(big, 1, 1);
+        cpu_matmul_grouped(jobs, ctx);
+        for (size_t j = 0; j < jobs.size(); ++j)
+            expect_same_bits(y[j], want[j], std::to_string(threads) + " threads, job " + std::to_string(j));
+    }
+}
+
 TEST_P(CpuMatmul, JobsNamingRowsSameBitsAsCopiedRows) {
     // As the routed experts read the batch: each job names its tokens' rows of one shared input
     // (in any order, a row more than once) instead of a gathered copy; a Q8_0 job names rows too.

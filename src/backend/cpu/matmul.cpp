@@ -100,18 +100,42 @@ TileUse tile_use() {
     return use;
 }
 
+// The weight bytes a thread streams for a first token: its current run of rows, then the run
+// after it in the same claim (the next job's rows), so that the software prefetch runs on across
+// a job boundary instead of the next job starting cold. A decode step's expert pass is 16 or 24
+// small matrices (1.2-1.3 MiB each), and a cold start costs a full memory latency per matrix.
+struct StreamRuns {
+    const uint8_t* begin;      // the current run
+    const uint8_t* end;
+    const uint8_t* next;       // the next run (null: none)
+    const uint8_t* next_end;
+    // Prefetches the bytes [from, from + bytes) of the current run followed by the next.
+    void prefetch(uint64_t from, uint64_t bytes) const {
+        const auto size = static_cast<uint64_t>(end - begin);
+        if (from < size) prefetch_lines(begin + from, begin + std::min(size, from + bytes));
+        if (next == nullptr || from + bytes <= size) return;
+        const uint64_t skip = from > size ? from - size : 0;
+        const auto next_size = static_cast<uint64_t>(next_end - next);
+        if (skip < next_size) prefetch_lines(next + skip, next + std::min(next_size, from + bytes - size));
+    }
+};
+
 // Rows [o0, o1) of job p for every token. The first token (or the first group of up to four)
-// streams them from memory one row after another, with the prefetch window ahead; later tokens
-// find them in cache.
-void compute_rows(const PreparedJob& p, int64_t o0, int64_t o1) {
+// streams them from memory one row after another, with the prefetch window ahead (into `next`'s
+// rows past the end; `warm`: an earlier run of the claim has already requested this run's first
+// window); later tokens find them in cache.
+void compute_rows(const PreparedJob& p, int64_t o0, int64_t o1, const uint8_t* next, const uint8_t* next_end, bool warm) {
     const uint8_t* rows = p.weights + static_cast<uint64_t>(o0) * p.weight_row_bytes;
     const uint8_t* rows_end = p.weights + static_cast<uint64_t>(o1) * p.weight_row_bytes;
     const auto act_row = [&](int64_t t) { return p.act + static_cast<uint64_t>(p.x_rows ? p.x_rows[t] : t) * p.act_row_bytes; };
     const uint64_t window = p.prefetch_bytes;
+    const StreamRuns stream{rows, rows_end, next, next_end};
     // Before each row the first token (group) streams: the window's lines ahead of it.
     const auto prefetch_ahead = [&](const uint8_t* row) {
-        const uint8_t* ahead = row + window;
-        if (ahead < rows_end) prefetch_lines(ahead, std::min(rows_end, ahead + p.weight_row_bytes));
+        stream.prefetch(static_cast<uint64_t>(row - rows) + window, p.weight_row_bytes);
+    };
+    const auto prefetch_first_window = [&] {
+        if (!warm) stream.prefetch(0, window);
     };
     for (int64_t t = 0; t < p.n_tokens;) {
         float* yt = p.y + t * p.n_out;
@@ -127,7 +151,7 @@ void compute_rows(const PreparedJob& p, int64_t o0, int64_t o1) {
             if (t > 0) {
                 p.dot_tile(rows, p.weight_row_bytes, acts, group, p.n_in, o1 - o0, yt + o0, p.n_out);
             } else {
-                if (window) prefetch_lines(rows, std::min(rows_end, rows + window));
+                if (window) prefetch_first_window();
                 const uint8_t* row = rows;
                 for (int64_t o = o0; o < o1; ++o, row += p.weight_row_bytes) {
                     if (window) prefetch_ahead(row);
@@ -147,7 +171,7 @@ void compute_rows(const PreparedJob& p, int64_t o0, int64_t o1) {
             ++t;
             continue;
         }
-        if (t == 0 && window) prefetch_lines(rows, std::min(rows_end, rows + window));
+        if (t == 0 && window) prefetch_first_window();
         const uint8_t* row = rows;
         for (int64_t o = o0; o < o1; ++o, row += p.weight_row_bytes) {
             if (t == 0 && window) prefetch_ahead(row);
@@ -251,15 +275,39 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
 
     // Blocks are claimed from a shared counter rather than split evenly up front: blocks of
     // different jobs cost different time (a Q6_K row reads 1.5x a Q4_K row), and on a busy machine
-    // a preempted thread would otherwise leave its whole share for the rest to wait on.
+    // a preempted thread would otherwise leave its whole share for the rest to wait on. A claim
+    // takes at most 1/(2·threads) of the blocks left (guided scheduling), so the last claims are
+    // single blocks and the threads finish together. With several tokens a claim is also capped
+    // at kClaimBytes, so that its rows stay in L2 for the later tokens. A one-token call reuses
+    // nothing, so its claims are not capped: each claim restarts a thread's stream cold. On two
+    // Zen 3 cores one large matrix streamed 1.09x as fast with guided claims as with 64-row ones,
+    // and a decode step's calls 1.06x (bench/results/2026-12-01-cpu-decode-stream).
+    bool one_token = true;
+    for (const MatmulJob& job : jobs) one_token = one_token && job.n_tokens <= 1;
     uint64_t widest_row = 1;
     for (const PreparedJob& p : prepared) widest_row = std::max(widest_row, p.weight_row_bytes);
     const int64_t max_claim =
-        std::clamp<int64_t>(static_cast<int64_t>(kClaimBytes / (kRowBlock * widest_row)), 1, kMaxClaimBlocks);
+        one_token ? blocks
+                  : std::clamp<int64_t>(static_cast<int64_t>(kClaimBytes / (kRowBlock * widest_row)), 1, kMaxClaimBlocks);
+    // The run of contiguous rows of one job that starts at block b of a claim ending at b1 (j: a
+    // job at or before b's; claimed blocks only increase, so b's job is found by a forward scan).
+    struct Run {
+        size_t job;
+        int64_t o0, o1;      // rows of the job
+        int64_t end_block;   // the block after the run
+    };
+    const auto run_at = [&](size_t j, int64_t b, int64_t b1) {
+        while (j + 1 < prepared.size() && prepared[j + 1].first_block <= b) ++j;
+        const PreparedJob& p = prepared[j];
+        const int64_t job_end = j + 1 < prepared.size() ? prepared[j + 1].first_block : blocks;
+        const int64_t end_block = std::min(b1, job_end);
+        return Run{j, (b - p.first_block) * kRowBlock, std::min(p.n_out, (end_block - p.first_block) * kRowBlock), end_block};
+    };
+    const auto run_rows = [&](const Run& r, int64_t o) { return prepared[r.job].weights + static_cast<uint64_t>(o) * prepared[r.job].weight_row_bytes; };
     std::atomic<int64_t> next_block{0};
     const int threads = static_cast<int>(std::min<int64_t>(ctx.pool().size(), blocks));
     ctx.pool().parallel_for(threads, [&](int64_t, int64_t, int) {
-        size_t j = 0;  // claimed blocks only increase, so the job of a block is found by a forward scan
+        size_t j = 0;
         for (;;) {
             const int64_t left = blocks - next_block.load(std::memory_order_relaxed);
             if (left <= 0) break;
@@ -267,14 +315,20 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
             const int64_t b0 = next_block.fetch_add(want, std::memory_order_relaxed);
             if (b0 >= blocks) break;
             const int64_t b1 = std::min(blocks, b0 + want);
-            // The claim as runs of contiguous rows, one per job it touches.
+            // The claim as runs of contiguous rows, one per job it touches; each run's stream
+            // prefetches on into the next.
             for (int64_t b = b0; b < b1;) {
-                while (j + 1 < prepared.size() && prepared[j + 1].first_block <= b) ++j;
-                const PreparedJob& p = prepared[j];
-                const int64_t job_end = j + 1 < prepared.size() ? prepared[j + 1].first_block : blocks;
-                const int64_t run_end = std::min(b1, job_end);
-                compute_rows(p, (b - p.first_block) * kRowBlock, std::min(p.n_out, (run_end - p.first_block) * kRowBlock));
-                b = run_end;
+                const Run run = run_at(j, b, b1);
+                j = run.job;
+                const uint8_t* next = nullptr;
+                const uint8_t* next_end = nullptr;
+                if (run.end_block < b1) {
+                    const Run after = run_at(j, run.end_block, b1);
+                    next = run_rows(after, after.o0);
+                    next_end = run_rows(after, after.o1);
+                }
+                compute_rows(prepared[j], run.o0, run.o1, next, next_end, b != b0);
+                b = run.end_block;
             }
         }
     });
