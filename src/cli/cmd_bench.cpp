@@ -3,7 +3,10 @@
 // then mean ± standard deviation over the repetitions. `--json` for scripts.
 // On the CPU, tg runs also print the memory-bandwidth bound measured in the same run: the pool's
 // DRAM read bandwidth divided by the bytes one decoded token reads (weights it uses plus the KV
-// cache at the run's mean depth), and the ratio of the measured speed to it.
+// cache at the run's mean depth), and the ratio of the measured speed to it. The probe also runs
+// before and after each tg repetition, and a second line sets each repetition against the faster
+// of those two passes (runtime/decode_bound.h): on a shared machine the bandwidth moves between
+// the first probe and the repetitions.
 // `--gpu-profile` times every GPU op with events (backend/gpu/op_profiler.h) and prints, per test,
 // kernel milliseconds per token by op beside the wall time: the difference is launch and idle gaps.
 // `--cpu-profile` does the same for the CPU forward's ops with the host's clock
@@ -15,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "backend/cpu/cpu_op_profile.h"
@@ -25,12 +29,29 @@
 #include "gguf/reader.h"
 #include "model/model.h"
 #include "model/tensor_roles.h"
+#include "runtime/decode_bound.h"
 #include "runtime/memory_bandwidth.h"
 #include "runtime/session.h"
 #include "runtime/weights_load.h"
 
 namespace strata::cli {
 namespace {
+
+// Passes of the bandwidth probe: the best of five before the tests (the bound's column), the best
+// of two before and after each tg repetition (the bound beside it), which adds ~0.1 s a
+// repetition on a 2-channel machine.
+constexpr int kBoundPasses = 5;
+constexpr int kBesidePasses = 2;
+
+// "  beside each repetition: bound 41.5-59.1 t/s (probe 14.3-20.4 GB/s), ratio 55.4% 61.2% 66.0%, median 61.2%"
+std::string describe_beside(const DecodeBound& b, const std::vector<double>& probes) {
+    const auto [bmin, bmax] = std::minmax_element(b.bound_tokens_per_second.begin(), b.bound_tokens_per_second.end());
+    const auto [pmin, pmax] = std::minmax_element(probes.begin(), probes.end());
+    std::string ratios;
+    for (double r : b.ratios) ratios += fmt::format(" {:.1f}%", 100 * r);
+    return fmt::format("  beside each repetition: bound {:.2f}-{:.2f} t/s (probe {:.1f}-{:.1f} GB/s before and after), ratio{}, median {:.1f}%",
+                       *bmin, *bmax, *pmin / 1e9, *pmax / 1e9, ratios, 100 * b.median_ratio);
+}
 
 struct BenchOptions {
     std::string model;
@@ -180,7 +201,11 @@ int run_bench(const BenchOptions& o) {
                             std::any_of(o.n_gen.begin(), o.n_gen.end(), [](int64_t n) { return n > 0; });
     const ModelByteSummary bytes = summarize_model_bytes(*file);
     MemoryBandwidth bandwidth;
-    if (with_bound) bandwidth = measure_read_bandwidth(pool);
+    std::optional<ReadBandwidthProbe> probe;
+    if (with_bound) {
+        probe.emplace(pool);
+        bandwidth = probe->measure(kBoundPasses);
+    }
 
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     if (!o.json) {
@@ -203,7 +228,7 @@ int run_bench(const BenchOptions& o) {
         return *placement->stats;
     };
     auto report = [&](const std::string& name, const std::vector<double>& rates, uint64_t bytes_per_token,
-                      const OpProfile& profile, const OpProfile& cpu_profile) {
+                      const OpProfile& profile, const OpProfile& cpu_profile, const std::vector<double>& probes_beside = {}) {
         Stat s = stats(rates);
         nlohmann::ordered_json tiers;
         if (placement->stats) {
@@ -211,6 +236,11 @@ int run_bench(const BenchOptions& o) {
             tiers = tier_delta(GpuExpertTierStats{}, tiers_window, static_cast<double>(per_run) * static_cast<double>(rates.size()));
         }
         const double bound = bytes_per_token > 0 ? bandwidth.bytes_per_second / static_cast<double>(bytes_per_token) : 0.0;
+        std::optional<DecodeBound> beside;
+        if (bound > 0 && !probes_beside.empty()) {
+            Result<DecodeBound> b = decode_bound_beside(rates, probes_beside, bytes_per_token);
+            if (b) beside = *std::move(b);
+        }
         if (o.json) {
             nlohmann::ordered_json r{{"test", name},       {"depth", o.depth},   {"tokens_per_second", s.mean},
                                      {"stddev", s.sd},     {"samples", rates}};
@@ -222,9 +252,16 @@ int run_bench(const BenchOptions& o) {
                 r["bound_tokens_per_second"] = bound;
                 r["ratio_to_bound"] = s.mean / bound;
             }
+            if (beside) {
+                r["beside"] = {{"probe_bytes_per_second", probes_beside},
+                               {"bound_tokens_per_second", beside->bound_tokens_per_second},
+                               {"ratio_to_bound", beside->ratios},
+                               {"median_ratio", beside->median_ratio}};
+            }
             results.push_back(r);
         } else if (bound > 0) {
             fmt::print("| {:>13} | {:>11.2f} ± {:>6.2f} | {:>10.2f} | {:>5.1f}% |\n", name, s.mean, s.sd, bound, 100.0 * s.mean / bound);
+            if (beside) fmt::print("{}\n", describe_beside(*beside, probes_beside));
         } else {
             fmt::print("| {:>13} | {:>11.2f} ± {:>6.2f} | {:>10} | {:>6} |\n", name, s.mean, s.sd, "", "");
         }
@@ -297,7 +334,7 @@ int run_bench(const BenchOptions& o) {
     Sampler greedy(SamplingParams{.temperature = 0.0f});
     for (int64_t ng : o.n_gen) {
         if (ng <= 0) continue;
-        std::vector<double> rates;
+        std::vector<double> rates, probes_beside;
         OpProfile profile, cpu_profile;
         tiers_window = GpuExpertTierStats{};
         for (int r = -1; r < o.repetitions; ++r) {
@@ -305,6 +342,9 @@ int run_bench(const BenchOptions& o) {
             if (Status s = fill_depth(session); !s) return report_failure("bench", s.message());
             int32_t first[1] = {any_token(rng)};
             if (Status s = session.append(first); !s) return report_failure("bench", s.message());
+            // The probe right before the timed tokens (the pass after them is the next one's, or
+            // the last below).
+            if (probe && r >= 0) probes_beside.push_back(probe->measure(kBesidePasses).bytes_per_second);
             static_cast<void>(gpu::op_profile_totals().take());  // the first token's pass is not measured
             static_cast<void>(cpu_op_profile_totals().take());
             window_start = tier_snapshot();
@@ -322,10 +362,11 @@ int run_bench(const BenchOptions& o) {
             if (r >= 0) profile.add(gpu::op_profile_totals().take(), secs, ng);
             if (r >= 0) cpu_profile.add(cpu_op_profile_totals().take(), secs, ng);
         }
+        if (probe) probes_beside.push_back(probe->measure(kBesidePasses).bytes_per_second);
         // The bound is a CPU one (with_bound), so a one-position cache is a host cache.
         const uint64_t kv_read = with_bound ? kv_bytes_per_token((*model)->make_kv_cache(1).bytes(), ng, o.depth) : 0;
         report(test_name("tg", ng), rates, with_bound ? bytes.bytes_per_token + kv_read : 0,
-               profile, cpu_profile);
+               profile, cpu_profile, probes_beside);
     }
     if (o.json) {
         nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch}, {"threads", pool.size()}, {"spin_us", pool.spin_us()},

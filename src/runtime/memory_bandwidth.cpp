@@ -39,24 +39,36 @@ SumFn best_sum() { return cpu_simd_level() >= SimdLevel::Avx2 ? sum_words_avx2 :
 
 }  // namespace
 
-MemoryBandwidth measure_read_bandwidth(ThreadPool& pool, uint64_t buffer_bytes, int passes) {
-    const int threads = pool.size();
-    // Slices are whole multiples of 4 KiB so each thread owns its own pages.
-    const uint64_t slice = std::max<uint64_t>(4096, buffer_bytes / static_cast<uint64_t>(threads) / 4096 * 4096);
-    const uint64_t total = slice * static_cast<uint64_t>(threads);
-    AlignedBuffer buffer(total);
-    uint8_t* base = buffer.data();
-    pool.parallel_for(threads, [&](int64_t t0, int64_t t1, int) {
-        for (int64_t t = t0; t < t1; ++t) std::memset(base + static_cast<uint64_t>(t) * slice, static_cast<int>(t + 1), slice);
-    });
+namespace {
 
+// Slices are whole multiples of 4 KiB so each thread owns its own pages.
+uint64_t slice_bytes(uint64_t buffer_bytes, int threads) {
+    return std::max<uint64_t>(4096, buffer_bytes / static_cast<uint64_t>(threads) / 4096 * 4096);
+}
+
+}  // namespace
+
+ReadBandwidthProbe::ReadBandwidthProbe(ThreadPool& pool, uint64_t buffer_bytes)
+    : pool_(pool),
+      slice_(slice_bytes(buffer_bytes, pool.size())),
+      buffer_(slice_ * static_cast<uint64_t>(pool.size())) {
+    uint8_t* base = buffer_.data();
+    pool.parallel_for(pool.size(), [&](int64_t t0, int64_t t1, int) {
+        for (int64_t t = t0; t < t1; ++t) std::memset(base + static_cast<uint64_t>(t) * slice_, static_cast<int>(t + 1), slice_);
+    });
+}
+
+MemoryBandwidth ReadBandwidthProbe::measure(int passes) {
+    const int threads = pool_.size();
+    const uint64_t total = slice_ * static_cast<uint64_t>(threads);
+    const uint8_t* base = buffer_.data();
     const SumFn sum_words = best_sum();
     std::vector<uint64_t> sums(static_cast<size_t>(threads));
     double best = 0;
     for (int pass = 0; pass < passes; ++pass) {
         auto start = std::chrono::steady_clock::now();
-        pool.parallel_for(threads, [&](int64_t t0, int64_t t1, int) {
-            for (int64_t t = t0; t < t1; ++t) sums[static_cast<size_t>(t)] = sum_words(base + static_cast<uint64_t>(t) * slice, slice);
+        pool_.parallel_for(threads, [&](int64_t t0, int64_t t1, int) {
+            for (int64_t t = t0; t < t1; ++t) sums[static_cast<size_t>(t)] = sum_words(base + static_cast<uint64_t>(t) * slice_, slice_);
         });
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         best = std::max(best, static_cast<double>(total) / secs);
@@ -67,6 +79,10 @@ MemoryBandwidth measure_read_bandwidth(ThreadPool& pool, uint64_t buffer_bytes, 
     volatile uint64_t sink = checksum;
     (void)sink;
     return MemoryBandwidth{best, total, passes, threads};
+}
+
+MemoryBandwidth measure_read_bandwidth(ThreadPool& pool, uint64_t buffer_bytes, int passes) {
+    return ReadBandwidthProbe(pool, buffer_bytes).measure(passes);
 }
 
 }  // namespace strata

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "core/aligned_buffer.h"
 #include "core/thread_pool.h"
 
 namespace strata {
@@ -27,5 +28,18 @@ struct MemoryBandwidth {
 // sums stream from DRAM. The buffer is written once by the pool's own threads before timing, so
 // its pages are faulted in and, on NUMA machines, local to the threads that read them.
 MemoryBandwidth measure_read_bandwidth(ThreadPool& pool, uint64_t buffer_bytes = uint64_t(1) << 30, int passes = 5);
+
+// The same probe kept ready for repeated measurements (a pass before and after each repetition of
+// a benchmark): the buffer is allocated and written once, each measure() only reads it.
+class ReadBandwidthProbe {
+public:
+    explicit ReadBandwidthProbe(ThreadPool& pool, uint64_t buffer_bytes = uint64_t(1) << 30);
+    MemoryBandwidth measure(int passes);
+
+private:
+    ThreadPool& pool_;
+    uint64_t slice_;  // bytes each thread reads
+    AlignedBuffer buffer_;
+};
 
 }  // namespace strata
