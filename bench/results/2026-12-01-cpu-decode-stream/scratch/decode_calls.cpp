@@ -1,12 +1,14 @@
 // Scratch program (not built by the project): the matmul calls of a decode step of the 8-layer
 // synthetic Qwen3-30B-A3B (q/k/v, o, 8 of 16 experts' gate+up, their down, the head; random
-// quants), 2 threads, each variant timed between two passes of the bandwidth probe, 8 rounds,
-// variants alternated. Also a static half split of one 330 MiB Q4_K matrix with the 2 KiB window
-// ("stream") and cpu_matmul on that matrix ("big-*"). The old/new switches (g_x_cap: 64-row
-// claims, g_x_nonext: no prefetch into the next run) existed only in the experiment build of
-// backend/cpu/matmul.cpp and were removed with it. Built from the repository root with
+// quants), 2 threads, each variant timed between two passes of the bandwidth probe, 24 rounds of
+// 8 tokens, variants alternated. Also a static half split of one 330 MiB Q4_K matrix with the
+// 2 KiB window ("stream"), cpu_matmul on that matrix ("big-*"), and a token's calls merged into
+// one grouped call ("onecall", a bound on what fewer calls could give). The old/new switches
+// (g_x_cap: 64-row claims, g_x_nonext: no prefetch into the next run) existed only in the
+// experiment build of backend/cpu/matmul.cpp and were removed with it. Built from the
+// repository root with
 //   g++ -O2 -std=c++20 -mavx2 -mfma -mf16c -Isrc decode_calls.cpp build/lib/libstrata_engine.a -lpthread
-// and run as `decode_calls all`.
+// and run as `decode_calls "big-old big-new old uncapped new"` (the stream is always run).
 #include <sys/mman.h>
 #include <chrono>
 #include <cstdio>
@@ -75,20 +77,33 @@ int main(int argc, char** argv) {
         for (int64_t r = r0; r < r1; ++r) { const uint8_t* row = bw.data + r * 1152; const uint8_t* pa = row + 2048;
           if (pa < end) for (const uint8_t* l = pa; l < std::min(end, pa + 1152); l += 64) __builtin_prefetch(l, 0, 3);
           by[r] = dotk(row, act.data(), 2048); } } }); };
+  auto token_one_call = [&] {
+    std::vector<MatmulJob> all;
+    for (auto& ly : layers) {
+      all.push_back({&ly.q,0,x.data(),1,q.data()}); all.push_back({&ly.k,0,x.data(),1,kk.data()}); all.push_back({&ly.v,0,x.data(),1,vv.data()});
+      all.push_back({&ly.o, 0, q.data(), 1, h.data()});
+      int ex[K]; for (int k = 0; k < K; ++k) { again2: ex[k] = rng() % E; for (int j = 0; j < k; ++j) if (ex[j]==ex[k]) goto again2; }
+      for (int k = 0; k < K; ++k) { all.push_back({&ly.gate, ex[k], x.data(), 1, g.data()+k*768}); all.push_back({&ly.up, ex[k], x.data(), 1, u.data()+k*768}); }
+      for (int k = 0; k < K; ++k) all.push_back({&ly.down, ex[k], g.data()+k*768, 1, d.data()+k*2048});
+    }
+    all.push_back({&head, 0, x.data(), 1, logits.data()});
+    cpu_matmul_grouped(all, ctx);
+  };
   struct V { std::string name; int hint, claim, window; int mode = 0; };
-  std::vector<V> vs = {{"stream",0,0,-1,1},{"big-old",1,1,-1,2},{"big-new",0,0,-1,2},{"old",1,1,-1},{"uncapped",0,1,-1},{"new",0,0,-1}};
+  std::vector<V> vs = {{"stream",0,0,-1,1},{"big-old",1,1,-1,2},{"big-old",1,1,-1,2},{"big-new",0,0,-1,2},{"old",1,1,-1},{"uncapped",0,1,-1},{"new",0,0,-1}};
   if (argc > 1 && strcmp(argv[1], "all")) { std::vector<V> keep; for (auto& v : vs) if (v.name=="stream" || strstr(argv[1], v.name.c_str())) keep.push_back(v); vs = keep; }
   printf("weights per token %.1f MB\n", per_token / 1e6);
   for (int i = 0; i < 3; ++i) token();
   std::vector<std::vector<double>> ratio(vs.size()), gbs(vs.size());
-  const int tokens = 16;
-  for (int round = 0; round < 8; ++round) {
+  const int tokens = 8;
+  for (int round = 0; round < 24; ++round) {
     for (size_t vi = 0; vi < vs.size(); ++vi) {
       g_x_cap = vs[vi].hint; g_x_nonext = vs[vi].claim;
       double p1 = probe();
       double t0 = now(); double dt; uint64_t moved = per_token * tokens;
       if (vs[vi].mode == 1) { manual(); moved = bw.row_bytes * brows; }
       else if (vs[vi].mode == 2) { cpu_matmul(bw, 0, x.data(), 1, by.data(), ctx); moved = bw.row_bytes * brows; }
+      else if (vs[vi].mode == 3) for (int t = 0; t < tokens; ++t) token_one_call();
       else for (int t = 0; t < tokens; ++t) token();
       dt = now() - t0;
       double p2 = probe();
