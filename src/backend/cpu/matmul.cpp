@@ -282,9 +282,10 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
     // takes at most 1/(2·threads) of the blocks left (guided scheduling), so the last claims are
     // single blocks and the threads finish together. With several tokens a claim is also capped
     // at kClaimBytes, so that its rows stay in L2 for the later tokens. A one-token call reuses
-    // nothing, so its claims are not capped: each claim restarts a thread's stream cold. On two
-    // Zen 3 cores one large matrix streamed 1.09x as fast with guided claims as with 64-row ones,
-    // and a decode step's calls 1.06x (bench/results/2026-12-01-cpu-decode-stream).
+    // nothing, so its claims are not capped: each claim restarts a thread's stream cold. With the
+    // prefetch running on into a claim's next run, decode measured 1.03x on two Zen 3 cores (4 of
+    // 4 rounds), 1.04x on 16 Xeon threads and 1.05x in the expert tiers' CPU lane
+    // (bench/results/2026-12-01-cpu-decode-stream).
     bool one_token = true;
     for (const MatmulJob& job : jobs) one_token = one_token && job.n_tokens <= 1;
     uint64_t widest_row = 1;
