@@ -83,15 +83,33 @@ float negligible_logit() {
     static const float floor = env_equals("STRATA_CPU_ATTN_ALL_EXP", "1") ? -INFINITY : -50.0f;
     return floor;
 }
+
+// Query heads of one kv head that one work item takes (a divisor of the group): all of them when
+// there are enough items for the threads (a prompt's tokens, or few threads), fewer for a decode
+// step on many threads, so that each thread still has an item (a decode step's items are equal).
+int64_t heads_per_item(int64_t group, int64_t n_tokens, int64_t n_head_kv, int threads) {
+    int64_t heads = group;
+    while (heads > 1 && n_tokens * n_head_kv * (group / heads) < static_cast<int64_t>(threads)) {
+        do --heads;
+        while (group % heads != 0);
+    }
+    return heads;
+}
+
+// Rows of a block that the heads of an item read in turn while it stays in L1 (at least eight:
+// the f16 dot kernel's pass).
+int64_t rows_per_block(int64_t head_dim, KvCacheType type) {
+    constexpr int64_t kBlockBytes = 16 * 1024;
+    const int64_t row_bytes = std::max<int64_t>(1, static_cast<int64_t>(kv_row_bytes(type, head_dim)));
+    return std::max<int64_t>(8, kBlockBytes / row_bytes / 8 * 8);
+}
+
 }  // namespace
 
 void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,
                    const AttentionParams& p, float* out, CpuContext& ctx) {
     const int64_t group = p.n_head / p.n_head_kv;
     const int64_t n_kv_max = pos0 + n_tokens;
-    const int64_t n_work = n_tokens * p.n_head;
-    float* scores_all = ctx.scratch_floats(CpuContext::kAttentionScoresSlot,
-                                           static_cast<size_t>(ctx.pool().size() * n_kv_max));
     const F16RowKernels& f16 = f16_row_kernels();
     const Q8RowKernels& q8 = q8_row_kernels();
     const void* key_rows = kv.key_row(layer, 0);
@@ -100,36 +118,67 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
                  "q8_0 KV rows need heads of whole 32-value blocks");
     const float negligible = negligible_logit();
     const SoftmaxWeightKernels& softmax = softmax_weight_kernels(negligible);
-    // (token, head) items are claimed in chunks from a shared counter, the last tokens (the
-    // longest rows: causal attention costs a token its position) first. Split into equal
-    // contiguous ranges, the thread holding the last tokens had ~2x the average work on 16
-    // threads, and the others waited for it. Each item is computed the same wherever it runs.
-    const int threads = static_cast<int>(std::min<int64_t>(ctx.pool().size(), n_work));
+    // An item is one token and `heads` query heads of one kv head. Its heads take each block of
+    // key rows, and then of value rows, in turn while the block is in L1: a kv head's rows are
+    // read from memory once for the group (8 query heads in Qwen3-30B-A3B, 128 in DeepSeek's
+    // latent attention) instead of once per head, which at a depth of 4096 had made attention
+    // half of a 2-core decode step (bench/results/2026-12-01-cpu-attention-groups). Each head's
+    // arithmetic is that of a lone head, row by row and in row order, so the bits do not depend
+    // on the grouping.
+    const int threads_max = ctx.pool().size();
+    const int64_t heads = heads_per_item(group, n_tokens, p.n_head_kv, threads_max);
+    const int64_t items_per_token = p.n_head / heads;
+    const int64_t n_work = n_tokens * items_per_token;
+    const int64_t key_block = rows_per_block(p.head_dim_k, kv.type());
+    const int64_t value_block = rows_per_block(p.head_dim_v, kv.type());
+    // Per thread: a row of scores for each head of an item, then each head's 1/sum.
+    const int64_t per_thread = heads * n_kv_max + heads;
+    float* scratch = ctx.scratch_floats(CpuContext::kAttentionScoresSlot, static_cast<size_t>(threads_max * per_thread));
+    // Items are claimed in chunks from a shared counter, the last tokens (the longest rows:
+    // causal attention costs a token its position) first. Split into equal contiguous ranges,
+    // the thread holding the last tokens had ~2x the average work on 16 threads, and the others
+    // waited for it. Each item is computed the same wherever it runs.
+    const int threads = static_cast<int>(std::min<int64_t>(threads_max, n_work));
     const int64_t chunk = std::max<int64_t>(1, n_work / (8 * static_cast<int64_t>(threads)));
     std::atomic<int64_t> next{0};
     ctx.pool().parallel_for(threads, [&](int64_t, int64_t, int worker) {
-        float* scores = scores_all + worker * n_kv_max;
+        float* scores = scratch + worker * per_thread;
+        float* inv_sum = scores + heads * n_kv_max;
         for (;;) {
             const int64_t c0 = next.fetch_add(chunk, std::memory_order_relaxed);
             if (c0 >= n_work) break;
             for (int64_t c = c0; c < std::min(n_work, c0 + chunk); ++c) {
                 const int64_t w = n_work - 1 - c;
-                const int64_t t = w / p.n_head, h = w % p.n_head, kvh = h / group;
+                const int64_t t = w / items_per_token, h0 = (w % items_per_token) * heads, kvh = h0 / group;
                 const int64_t n_kv = pos0 + t + 1;  // causal: this token sees positions <= its own
                 const int64_t j0 = p.sliding_window > 0 ? std::max<int64_t>(0, n_kv - p.sliding_window) : 0;
-                const float* qh = q + (t * p.n_head + h) * p.head_dim_k;
                 const HeadRows keys(key_rows, kv.k_dim(), kvh * p.head_dim_k, p.head_dim_k, kv.type(), f16, q8);
                 const HeadRows values(value_rows, kv.v_dim(), kvh * p.head_dim_v, p.head_dim_v, kv.type(), f16, q8);
-                keys.dots(qh, j0, n_kv, p.scale, scores);
-                // A sink takes part in the normalization as one more logit, so with it the kept
-                // weights sum to less than one.
-                const float sink = p.sinks ? p.sinks[h] : -INFINITY;
-                const float max = softmax.max(scores + j0, n_kv - j0, sink);
-                const float sum = (p.sinks ? std::exp(sink - max) : 0.0f) +
-                                  softmax.weights(scores + j0, n_kv - j0, max, negligible);
-                float* o = out + (t * p.n_head + h) * p.head_dim_v;
-                std::fill(o, o + p.head_dim_v, 0.0f);
-                values.accumulate(scores, 1.0f / sum, j0, n_kv, o);
+                const auto head_scores = [&](int64_t i) { return scores + i * n_kv_max; };
+                for (int64_t b = j0; b < n_kv; b += key_block) {
+                    for (int64_t i = 0; i < heads; ++i) {
+                        const float* qh = q + (t * p.n_head + h0 + i) * p.head_dim_k;
+                        keys.dots(qh, b, std::min(n_kv, b + key_block), p.scale, head_scores(i));
+                    }
+                }
+                for (int64_t i = 0; i < heads; ++i) {
+                    const int64_t h = h0 + i;
+                    float* sc = head_scores(i);
+                    // A sink takes part in the normalization as one more logit, so with it the
+                    // kept weights sum to less than one.
+                    const float sink = p.sinks ? p.sinks[h] : -INFINITY;
+                    const float max = softmax.max(sc + j0, n_kv - j0, sink);
+                    const float sum = (p.sinks ? std::exp(sink - max) : 0.0f) + softmax.weights(sc + j0, n_kv - j0, max, negligible);
+                    inv_sum[i] = 1.0f / sum;
+                    float* o = out + (t * p.n_head + h) * p.head_dim_v;
+                    std::fill(o, o + p.head_dim_v, 0.0f);
+                }
+                for (int64_t b = j0; b < n_kv; b += value_block) {
+                    for (int64_t i = 0; i < heads; ++i) {
+                        float* o = out + (t * p.n_head + h0 + i) * p.head_dim_v;
+                        values.accumulate(head_scores(i), inv_sum[i], b, std::min(n_kv, b + value_block), o);
+                    }
+                }
             }
         }
     });

@@ -37,12 +37,53 @@ void dots_rows(const float* q, const uint16_t* rows, int64_t row_stride, int64_t
     for (int k = 0; k < R; ++k) out[i + k] = finish(acc[k], q, r[k], n8, n) * scale;
 }
 
+// Lane l of eight accumulators into vector l (an 8x8 transpose).
+void transpose8(__m256 v[8]) {
+    const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+    v[0] = _mm256_permute2f128_ps(u0, u4, 0x20), v[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    v[1] = _mm256_permute2f128_ps(u1, u5, 0x20), v[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    v[2] = _mm256_permute2f128_ps(u2, u6, 0x20), v[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    v[3] = _mm256_permute2f128_ps(u3, u7, 0x20), v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+// Eight rows whose length is a multiple of eight: the rows' lane sums are finished together, the
+// lanes transposed so that one vertical add does pairwise step s of all eight rows; each row
+// gets ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), then the scale, as finish() gives it.
+// Finishing each row through memory with scalar adds took about half of this kernel's time for
+// 128-value heads.
+void dots_eight_rows(const float* q, const uint16_t* rows, int64_t row_stride, int64_t i, int64_t n, float scale,
+                     float* out) {
+    const uint16_t* r = rows + i * row_stride;
+    __m256 acc[8];
+    #pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) acc[k] = _mm256_setzero_ps();
+    for (int64_t d = 0; d < n; d += 8) {
+        const __m256 qv = _mm256_loadu_ps(q + d);
+        #pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(qv, load_halves(r + k * row_stride + d)));
+    }
+    transpose8(acc);
+    const __m256 sums = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])),
+                                      _mm256_add_ps(_mm256_add_ps(acc[4], acc[5]), _mm256_add_ps(acc[6], acc[7])));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(sums, _mm256_set1_ps(scale)));
+}
+
 // Eight rows at a time: an add's latency (3-4 cycles) over eight chains leaves the adder no gaps,
 // where four chains left it half idle.
 void dots_avx2(const float* q, const uint16_t* rows, int64_t row_stride, int64_t n_rows, int64_t n, float scale,
                float* out) {
     const int64_t n8 = n / 8 * 8;
     int64_t i = 0;
+    if (n8 == n) {
+        for (; i + 8 <= n_rows; i += 8) dots_eight_rows(q, rows, row_stride, i, n, scale, out);
+    }
     for (; i + 8 <= n_rows; i += 8) dots_rows<8>(q, rows, row_stride, i, n8, n, scale, out);
     for (; i + 4 <= n_rows; i += 4) dots_rows<4>(q, rows, row_stride, i, n8, n, scale, out);
     for (; i < n_rows; ++i) dots_rows<1>(q, rows, row_stride, i, n8, n, scale, out);

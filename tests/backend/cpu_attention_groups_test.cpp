@@ -1,0 +1,83 @@
+// The CPU attention shares each block of a kv head's rows among the query heads of its group
+// (backend/cpu/attention.cpp). Grouping must not change a bit: the same queries over a cache
+// whose kv heads are copied out, one per query head (no group at all), give the same output, for
+// f32, f16 and q8_0 caches, decode and prompt batches, several blocks of rows, a sliding window
+// with sinks, and pools of 1, 3 and 8 threads (which take the group whole or split).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/attention.h"
+#include "core/thread_pool.h"
+
+namespace strata {
+namespace {
+
+struct GroupCase {
+    AttentionParams p;
+    int64_t n_tokens, pos0;
+};
+
+// The attention of c over random keys and values, and over the same rows with every kv head
+// copied out for each of its query heads.
+void attend_grouped_and_alone(const GroupCase& c, KvCacheType type, CpuContext& ctx, std::vector<float>& grouped,
+                              std::vector<float>& alone) {
+    const AttentionParams& p = c.p;
+    const int64_t group = p.n_head / p.n_head_kv;
+    const int64_t n_kv = c.pos0 + c.n_tokens;
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    KvCache kv(1, n_kv, p.n_head_kv * p.head_dim_k, p.n_head_kv * p.head_dim_v, type);
+    KvCache wide(1, n_kv, p.n_head * p.head_dim_k, p.n_head * p.head_dim_v, type);
+    std::vector<float> k(static_cast<size_t>(p.n_head_kv * p.head_dim_k)), v(static_cast<size_t>(p.n_head_kv * p.head_dim_v));
+    std::vector<float> kw(static_cast<size_t>(p.n_head * p.head_dim_k)), vw(static_cast<size_t>(p.n_head * p.head_dim_v));
+    for (int64_t j = 0; j < n_kv; ++j) {
+        for (auto& x : k) x = normal(rng);
+        for (auto& x : v) x = normal(rng);
+        for (int64_t h = 0; h < p.n_head; ++h) {
+            std::copy_n(k.data() + (h / group) * p.head_dim_k, p.head_dim_k, kw.data() + h * p.head_dim_k);
+            std::copy_n(v.data() + (h / group) * p.head_dim_v, p.head_dim_v, vw.data() + h * p.head_dim_v);
+        }
+        kv.store(0, j, k.data(), v.data());
+        wide.store(0, j, kw.data(), vw.data());
+    }
+    std::vector<float> q(static_cast<size_t>(c.n_tokens * p.n_head * p.head_dim_k));
+    for (auto& x : q) x = normal(rng);
+    grouped.assign(static_cast<size_t>(c.n_tokens * p.n_head * p.head_dim_v), -1.0f);
+    alone.assign(grouped.size(), -2.0f);
+    cpu_attention(q.data(), kv, 0, c.n_tokens, c.pos0, p, grouped.data(), ctx);
+    AttentionParams one_each = p;
+    one_each.n_head_kv = p.n_head;
+    cpu_attention(q.data(), wide, 0, c.n_tokens, c.pos0, one_each, alone.data(), ctx);
+}
+
+TEST(CpuAttentionGroups, SameBitsAsEveryHeadAlone) {
+    static const float sinks[8] = {0.5f, -1.0f, 2.0f, 0.0f, 1.5f, -0.5f, 0.25f, 3.0f};
+    std::vector<GroupCase> cases;
+    cases.push_back({{8, 2, 64, 64, 0.125f}, 1, 300});    // decode over several blocks of rows
+    cases.push_back({{8, 2, 64, 64, 0.125f}, 5, 290});    // a short prompt batch
+    cases.push_back({{8, 1, 32, 32, 0.17f}, 1, 1000});    // one kv head for all (MQA)
+    GroupCase window{{8, 4, 32, 32, 0.2f}, 3, 400};
+    window.p.sinks = sinks;
+    window.p.sliding_window = 150;
+    cases.push_back(window);
+    for (int threads : {1, 3, 8}) {
+        ThreadPool pool(ThreadPool::Options{.threads = threads});
+        CpuContext ctx(pool);
+        for (KvCacheType type : {KvCacheType::F32, KvCacheType::F16, KvCacheType::Q8_0}) {
+            for (const GroupCase& c : cases) {
+                std::vector<float> grouped, alone;
+                attend_grouped_and_alone(c, type, ctx, grouped, alone);
+                EXPECT_EQ(std::memcmp(grouped.data(), alone.data(), grouped.size() * sizeof(float)), 0)
+                    << threads << " threads, cache " << static_cast<int>(type) << ", heads " << c.p.n_head << "/"
+                    << c.p.n_head_kv << ", tokens " << c.n_tokens << " at " << c.pos0;
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace strata
