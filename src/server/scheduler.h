@@ -89,6 +89,8 @@ public:
     // with outcome Cancelled follows.
     void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
     bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+    // When submit() queued the task; with TaskResult::queue_seconds it gives when a slot took it.
+    std::chrono::steady_clock::time_point submitted_at() const { return submitted_; }
 
 private:
     friend class Scheduler;
