@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backend/cpu/f16_rows.h"
+#include "backend/cpu/f32_rows.h"
 #include "backend/cpu/q8_rows.h"
 #include "backend/cpu/softmax_weights.h"
 #include "core/check.h"
@@ -14,19 +15,18 @@
 namespace strata {
 
 namespace {
-// One kv head's keys or values of one layer: f32 rows are read in place; f16 rows go through the
-// F16RowKernels, which widen as they read and do the same float operations per row; q8_0 rows go
-// through the Q8RowKernels, which compute the reference dequantizer's values and then the f32
-// path's operations, so a q8_0 cache gives the attention of an f32 cache holding the dequantized
-// values, bit for bit. The f32
-// path's dot product keeps eight independent partial sums (dot_eight_lanes): one running sum is
-// a chain of dependent adds that the compiler may not reorder, which made this loop ~4% of a
-// decode step at a depth of only ~30.
+// One kv head's keys or values of one layer: f32 rows go through the F32RowKernels in place; f16
+// rows through the F16RowKernels, which widen as they read and do the same float operations per
+// row; q8_0 rows through the Q8RowKernels, which compute the reference dequantizer's values and
+// then the f32 path's operations, so a q8_0 cache gives the attention of an f32 cache holding the
+// dequantized values, bit for bit. The dot product keeps eight independent partial sums
+// (dot_eight_lanes): one running sum is a chain of dependent adds that the compiler may not
+// reorder, which made this loop ~4% of a decode step at a depth of only ~30.
 class HeadRows {
 public:
     HeadRows(const void* layer_rows, int64_t row_dim, int64_t offset, int64_t head_dim, KvCacheType type,
-             const F16RowKernels& f16, const Q8RowKernels& q8)
-        : base_(layer_rows), row_dim_(row_dim), offset_(offset), head_dim_(head_dim), type_(type), f16_(f16), q8_(q8) {}
+             const F32RowKernels& f32, const F16RowKernels& f16, const Q8RowKernels& q8)
+        : base_(layer_rows), row_dim_(row_dim), offset_(offset), head_dim_(head_dim), type_(type), f32_(f32), f16_(f16), q8_(q8) {}
 
     // scores[j] = (q · row j) · scale for j in [j0, j1).
     void dots(const float* q, int64_t j0, int64_t j1, float scale, float* scores) const {
@@ -38,7 +38,7 @@ public:
             q8_.dots(q, q8_row(j0), q8_row_bytes(), j1 - j0, head_dim_, scale, scores + j0);
             return;
         }
-        for (int64_t j = j0; j < j1; ++j) scores[j] = dot_eight_lanes(q, float_row(j), head_dim_) * scale;
+        f32_.dots(q, float_row(j0), row_dim_, j1 - j0, head_dim_, scale, scores + j0);
     }
     // out += (weights[j] · inv) · row j for j in [j0, j1).
     void accumulate(const float* weights, float inv, int64_t j0, int64_t j1, float* out) const {
@@ -50,11 +50,7 @@ public:
             q8_.accumulate(weights + j0, inv, q8_row(j0), q8_row_bytes(), j1 - j0, head_dim_, out);
             return;
         }
-        for (int64_t j = j0; j < j1; ++j) {
-            const float* v = float_row(j);
-            const float w = weights[j] * inv;
-            for (int64_t d = 0; d < head_dim_; ++d) out[d] += w * v[d];
-        }
+        f32_.accumulate(weights + j0, inv, float_row(j0), row_dim_, j1 - j0, head_dim_, out);
     }
 
 private:
@@ -69,6 +65,7 @@ private:
     const void* base_;
     int64_t row_dim_, offset_, head_dim_;
     KvCacheType type_;
+    const F32RowKernels& f32_;
     const F16RowKernels& f16_;
     const Q8RowKernels& q8_;
 };
@@ -110,6 +107,7 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
                    const AttentionParams& p, float* out, CpuContext& ctx) {
     const int64_t group = p.n_head / p.n_head_kv;
     const int64_t n_kv_max = pos0 + n_tokens;
+    const F32RowKernels& f32 = f32_row_kernels();
     const F16RowKernels& f16 = f16_row_kernels();
     const Q8RowKernels& q8 = q8_row_kernels();
     const void* key_rows = kv.key_row(layer, 0);
@@ -152,8 +150,8 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
                 const int64_t t = w / items_per_token, h0 = (w % items_per_token) * heads, kvh = h0 / group;
                 const int64_t n_kv = pos0 + t + 1;  // causal: this token sees positions <= its own
                 const int64_t j0 = p.sliding_window > 0 ? std::max<int64_t>(0, n_kv - p.sliding_window) : 0;
-                const HeadRows keys(key_rows, kv.k_dim(), kvh * p.head_dim_k, p.head_dim_k, kv.type(), f16, q8);
-                const HeadRows values(value_rows, kv.v_dim(), kvh * p.head_dim_v, p.head_dim_v, kv.type(), f16, q8);
+                const HeadRows keys(key_rows, kv.k_dim(), kvh * p.head_dim_k, p.head_dim_k, kv.type(), f32, f16, q8);
+                const HeadRows values(value_rows, kv.v_dim(), kvh * p.head_dim_v, p.head_dim_v, kv.type(), f32, f16, q8);
                 const auto head_scores = [&](int64_t i) { return scores + i * n_kv_max; };
                 for (int64_t b = j0; b < n_kv; b += key_block) {
                     for (int64_t i = 0; i < heads; ++i) {

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "backend/cpu/f32_rows.h"  // dot_eight_lanes: the arithmetic both follow
+
 namespace strata {
 
 // rows: the first of n_rows halves rows of n values, row_stride halves apart.
@@ -23,20 +25,6 @@ struct F16RowKernels {
     F16DotsFn dots;
     F16AccumulateFn accumulate;
 };
-
-// The eight-lane dot product of the attention (a·b in lanes d mod 8, then summed pairwise): the
-// f32 path calls it on f32 rows, the scalar f16 kernels on rows they widen element by element.
-inline float dot_eight_lanes(const float* a, const float* b, int64_t n) {
-    constexpr int kLanes = 8;
-    float lane[kLanes] = {};
-    int64_t d = 0;
-    for (; d + kLanes <= n; d += kLanes) {
-        for (int l = 0; l < kLanes; ++l) lane[l] += a[d + l] * b[d + l];
-    }
-    float s = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-    for (; d < n; ++d) s += a[d] * b[d];
-    return s;
-}
 
 const F16RowKernels& f16_row_kernels_scalar();
 const F16RowKernels& f16_row_kernels_avx2();  // AVX2 + F16C CPUs only
