@@ -1,11 +1,12 @@
 // The CPU attention shares each block of a kv head's rows among the query heads of its group
-// (backend/cpu/attention.cpp). Grouping must not change a bit: the same queries over a cache
-// whose kv heads are copied out, one per query head (no group at all), give the same output, for
-// f32, f16 and q8_0 caches, decode and prompt batches, several blocks of rows, a sliding window
-// with sinks, and pools of 1, 3 and 8 threads (which take the group whole or split).
+// (backend/cpu/attention.cpp). Grouping must not change a bit: each query head computed by
+// itself, over a cache of its kv head alone, gives the same output, for f32, f16 and q8_0
+// caches, decode and prompt batches, several blocks of rows, a sliding window with sinks, and
+// pools of 1, 3 and 8 threads (which take the group whole or split).
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,8 +22,8 @@ struct GroupCase {
     int64_t n_tokens, pos0;
 };
 
-// The attention of c over random keys and values, and over the same rows with every kv head
-// copied out for each of its query heads.
+// The attention of c over random keys and values, and each query head's attention computed by
+// itself: one call per head, over a cache holding only its kv head's rows.
 void attend_grouped_and_alone(const GroupCase& c, KvCacheType type, CpuContext& ctx, std::vector<float>& grouped,
                               std::vector<float>& alone) {
     const AttentionParams& p = c.p;
@@ -31,27 +32,34 @@ void attend_grouped_and_alone(const GroupCase& c, KvCacheType type, CpuContext& 
     std::mt19937 rng(11);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     KvCache kv(1, n_kv, p.n_head_kv * p.head_dim_k, p.n_head_kv * p.head_dim_v, type);
-    KvCache wide(1, n_kv, p.n_head * p.head_dim_k, p.n_head * p.head_dim_v, type);
+    std::vector<std::unique_ptr<KvCache>> own;  // per kv head
+    for (int64_t h = 0; h < p.n_head_kv; ++h) own.push_back(std::make_unique<KvCache>(1, n_kv, p.head_dim_k, p.head_dim_v, type));
     std::vector<float> k(static_cast<size_t>(p.n_head_kv * p.head_dim_k)), v(static_cast<size_t>(p.n_head_kv * p.head_dim_v));
-    std::vector<float> kw(static_cast<size_t>(p.n_head * p.head_dim_k)), vw(static_cast<size_t>(p.n_head * p.head_dim_v));
     for (int64_t j = 0; j < n_kv; ++j) {
         for (auto& x : k) x = normal(rng);
         for (auto& x : v) x = normal(rng);
-        for (int64_t h = 0; h < p.n_head; ++h) {
-            std::copy_n(k.data() + (h / group) * p.head_dim_k, p.head_dim_k, kw.data() + h * p.head_dim_k);
-            std::copy_n(v.data() + (h / group) * p.head_dim_v, p.head_dim_v, vw.data() + h * p.head_dim_v);
-        }
         kv.store(0, j, k.data(), v.data());
-        wide.store(0, j, kw.data(), vw.data());
+        for (int64_t h = 0; h < p.n_head_kv; ++h) own[h]->store(0, j, k.data() + h * p.head_dim_k, v.data() + h * p.head_dim_v);
     }
     std::vector<float> q(static_cast<size_t>(c.n_tokens * p.n_head * p.head_dim_k));
     for (auto& x : q) x = normal(rng);
     grouped.assign(static_cast<size_t>(c.n_tokens * p.n_head * p.head_dim_v), -1.0f);
     alone.assign(grouped.size(), -2.0f);
     cpu_attention(q.data(), kv, 0, c.n_tokens, c.pos0, p, grouped.data(), ctx);
-    AttentionParams one_each = p;
-    one_each.n_head_kv = p.n_head;
-    cpu_attention(q.data(), wide, 0, c.n_tokens, c.pos0, one_each, alone.data(), ctx);
+
+    AttentionParams one = p;
+    one.n_head = one.n_head_kv = 1;
+    std::vector<float> qh(static_cast<size_t>(c.n_tokens * p.head_dim_k)), oh(static_cast<size_t>(c.n_tokens * p.head_dim_v));
+    for (int64_t h = 0; h < p.n_head; ++h) {
+        one.sinks = p.sinks ? p.sinks + h : nullptr;
+        for (int64_t t = 0; t < c.n_tokens; ++t) {
+            std::copy_n(q.data() + (t * p.n_head + h) * p.head_dim_k, p.head_dim_k, qh.data() + t * p.head_dim_k);
+        }
+        cpu_attention(qh.data(), *own[h / group], 0, c.n_tokens, c.pos0, one, oh.data(), ctx);
+        for (int64_t t = 0; t < c.n_tokens; ++t) {
+            std::copy_n(oh.data() + t * p.head_dim_v, p.head_dim_v, alone.data() + (t * p.n_head + h) * p.head_dim_v);
+        }
+    }
 }
 
 TEST(CpuAttentionGroups, SameBitsAsEveryHeadAlone) {
