@@ -5,6 +5,7 @@
 // pools of 1, 3 and 8 threads (which take the group whole or split).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -72,6 +73,14 @@ TEST(CpuAttentionGroups, SameBitsAsEveryHeadAlone) {
     window.p.sinks = sinks;
     window.p.sliding_window = 150;
     cases.push_back(window);
+    // Rows in several value chunks of 512 positions: on 3 and 8 threads these take the path that
+    // computes a decode step's chunks side by side.
+    cases.push_back({{8, 2, 64, 64, 0.125f}, 1, 2100});
+    cases.push_back({{8, 2, 32, 32, 0.125f}, 2, 1500});
+    GroupCase deep_window{{8, 4, 32, 32, 0.2f}, 1, 2000};
+    deep_window.p.sinks = sinks;
+    deep_window.p.sliding_window = 700;  // rows 1301..2000: chunks 2 and 3
+    cases.push_back(deep_window);
     for (int threads : {1, 3, 8}) {
         ThreadPool pool(ThreadPool::Options{.threads = threads});
         CpuContext ctx(pool);
@@ -84,6 +93,58 @@ TEST(CpuAttentionGroups, SameBitsAsEveryHeadAlone) {
                     << c.p.n_head_kv << ", tokens " << c.n_tokens << " at " << c.pos0;
             }
         }
+    }
+}
+
+// The attention against a plain double-precision computation of its definition, deep enough for
+// several value chunks, on one thread and on eight (which compute the chunks side by side).
+TEST(CpuAttentionGroups, MatchesADoublePrecisionReference) {
+    const AttentionParams p{8, 2, 64, 64, 0.125f};
+    const int64_t n_tokens = 2, pos0 = 1800, n_kv = pos0 + n_tokens;
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    KvCache kv(1, n_kv, p.n_head_kv * p.head_dim_k, p.n_head_kv * p.head_dim_v, KvCacheType::F32);
+    std::vector<float> keys(static_cast<size_t>(n_kv * p.n_head_kv * p.head_dim_k)), values(keys.size());
+    for (auto& x : keys) x = normal(rng);
+    for (auto& x : values) x = normal(rng);
+    for (int64_t j = 0; j < n_kv; ++j) {
+        kv.store(0, j, keys.data() + j * p.n_head_kv * p.head_dim_k, values.data() + j * p.n_head_kv * p.head_dim_v);
+    }
+    std::vector<float> q(static_cast<size_t>(n_tokens * p.n_head * p.head_dim_k));
+    for (auto& x : q) x = normal(rng);
+    std::vector<double> want(static_cast<size_t>(n_tokens * p.n_head * p.head_dim_v), 0.0);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        for (int64_t h = 0; h < p.n_head; ++h) {
+            const int64_t kvh = h / (p.n_head / p.n_head_kv), rows = pos0 + t + 1;
+            std::vector<double> logit(static_cast<size_t>(rows));
+            double max = -1e300, sum = 0.0;
+            for (int64_t j = 0; j < rows; ++j) {
+                double dot = 0.0;
+                for (int64_t d = 0; d < p.head_dim_k; ++d) {
+                    dot += double(q[(t * p.n_head + h) * p.head_dim_k + d]) * keys[(j * p.n_head_kv + kvh) * p.head_dim_k + d];
+                }
+                logit[j] = dot * p.scale;
+                max = std::max(max, logit[j]);
+            }
+            for (double& l : logit) sum += (l = std::exp(l - max));
+            for (int64_t j = 0; j < rows; ++j) {
+                for (int64_t d = 0; d < p.head_dim_v; ++d) {
+                    want[(t * p.n_head + h) * p.head_dim_v + d] += logit[j] / sum * values[(j * p.n_head_kv + kvh) * p.head_dim_v + d];
+                }
+            }
+        }
+    }
+    for (int threads : {1, 8}) {
+        ThreadPool pool(ThreadPool::Options{.threads = threads});
+        CpuContext ctx(pool);
+        std::vector<float> got(want.size(), -9.0f);
+        cpu_attention(q.data(), kv, 0, n_tokens, pos0, p, got.data(), ctx);
+        double err = 0.0, ref = 0.0;
+        for (size_t i = 0; i < want.size(); ++i) {
+            err = std::max(err, std::abs(got[i] - want[i]));
+            ref = std::max(ref, std::abs(want[i]));
+        }
+        EXPECT_LT(err, 1e-5 * ref) << threads << " threads: largest error " << err << " against outputs up to " << ref;
     }
 }
 
