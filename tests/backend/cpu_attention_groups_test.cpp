@@ -73,13 +73,12 @@ TEST(CpuAttentionGroups, SameBitsAsEveryHeadAlone) {
     window.p.sinks = sinks;
     window.p.sliding_window = 150;
     cases.push_back(window);
-    // Rows in several value chunks of 512 positions: on 3 and 8 threads these take the path that
-    // computes a decode step's chunks side by side.
+    // Deeper: many blocks of rows, and a sliding window that starts mid-cache.
     cases.push_back({{8, 2, 64, 64, 0.125f}, 1, 2100});
     cases.push_back({{8, 2, 32, 32, 0.125f}, 2, 1500});
     GroupCase deep_window{{8, 4, 32, 32, 0.2f}, 1, 2000};
     deep_window.p.sinks = sinks;
-    deep_window.p.sliding_window = 700;  // rows 1301..2000: chunks 2 and 3
+    deep_window.p.sliding_window = 700;  // rows 1301..2000
     cases.push_back(deep_window);
     for (int threads : {1, 3, 8}) {
         ThreadPool pool(ThreadPool::Options{.threads = threads});
@@ -96,8 +95,8 @@ TEST(CpuAttentionGroups, SameBitsAsEveryHeadAlone) {
     }
 }
 
-// The attention against a plain double-precision computation of its definition, deep enough for
-// several value chunks, on one thread and on eight (which compute the chunks side by side).
+// The attention against a plain double-precision computation of its definition, at a depth of
+// many blocks of rows, on one thread and on eight (which split each kv head's group).
 TEST(CpuAttentionGroups, MatchesADoublePrecisionReference) {
     const AttentionParams p{8, 2, 64, 64, 0.125f};
     const int64_t n_tokens = 2, pos0 = 1800, n_kv = pos0 + n_tokens;

@@ -26,7 +26,6 @@ public:
     // Slots used by the ops themselves; callers use kFirstFreeSlot and above.
     static constexpr int kMatmulActivationSlot = 0;
     static constexpr int kAttentionScoresSlot = 1;
-    static constexpr int kAttentionChunkSumsSlot = 2;
     static constexpr int kFirstFreeSlot = 4;
 
 private:
