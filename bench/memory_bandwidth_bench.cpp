@@ -1,7 +1,7 @@
 // The bandwidth probe's read loops (runtime/memory_bandwidth_kernels.h), as `strata bench` runs
 // them: every thread of a pool sums its own slice of one buffer far larger than the last-level
-// cache, wall time per pass. Compares the baseline loop with the AVX2 one at 1, 2 and all
-// hardware threads, the two alternating so that they share the machine's state.
+// cache, wall time per pass. Compares the baseline loop with the AVX2 one, each without and with
+// a software prefetch 2 or 4 KiB ahead, at 1, 2 and all hardware threads.
 //
 //   build/bin/memory_bandwidth_bench                       # 1 GiB buffer
 //   build/bin/memory_bandwidth_bench --benchmark_repetitions=5
@@ -23,9 +23,9 @@ namespace {
 
 constexpr uint64_t kBufferBytes = uint64_t(1) << 30;
 
-using SumFn = uint64_t (*)(const uint8_t*, uint64_t);
+using SumFn = uint64_t (*)(const uint8_t*, uint64_t, uint64_t);
 
-void bench_probe(benchmark::State& state, SumFn sum, int threads) {
+void bench_probe(benchmark::State& state, SumFn sum, uint64_t prefetch_bytes, int threads) {
     ThreadPool pool(ThreadPool::Options{.threads = threads});
     const uint64_t slice = kBufferBytes / static_cast<uint64_t>(threads) / 4096 * 4096;
     AlignedBuffer buffer(slice * static_cast<uint64_t>(threads));
@@ -37,7 +37,7 @@ void bench_probe(benchmark::State& state, SumFn sum, int threads) {
     std::vector<uint64_t> sums(static_cast<size_t>(threads));
     for (auto _ : state) {
         pool.parallel_for(threads, [&](int64_t t0, int64_t t1, int) {
-            for (int64_t t = t0; t < t1; ++t) sums[static_cast<size_t>(t)] = sum(base + static_cast<uint64_t>(t) * slice, slice);
+            for (int64_t t = t0; t < t1; ++t) sums[static_cast<size_t>(t)] = sum(base + static_cast<uint64_t>(t) * slice, slice, prefetch_bytes);
         });
         benchmark::DoNotOptimize(sums.data());
     }
@@ -52,11 +52,14 @@ void register_benchmarks() {
     for (int threads : counts) {
         for (bool avx2 : {false, true}) {
             if (avx2 && cpu_simd_level() < SimdLevel::Avx2) continue;
-            const std::string name = std::string("probe/") + (avx2 ? "avx2" : "baseline") + "/threads:" + std::to_string(threads);
-            benchmark::RegisterBenchmark(name.c_str(), bench_probe, avx2 ? sum_words_avx2 : sum_words_baseline, threads)
-                ->Unit(benchmark::kMillisecond)
-                ->UseRealTime()
-                ->MinTime(1.0);
+            for (uint64_t window : {0, 2048, 4096}) {
+                const std::string name = std::string("probe/") + (avx2 ? "avx2" : "baseline") + "/prefetch:" + std::to_string(window) +
+                                         "/threads:" + std::to_string(threads);
+                benchmark::RegisterBenchmark(name.c_str(), bench_probe, avx2 ? sum_words_avx2 : sum_words_baseline, window, threads)
+                    ->Unit(benchmark::kMillisecond)
+                    ->UseRealTime()
+                    ->MinTime(1.0);
+            }
         }
     }
 }

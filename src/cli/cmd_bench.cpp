@@ -212,8 +212,9 @@ int run_bench(const BenchOptions& o) {
         fmt::print("model {} ({}), {} threads, on {}\n", o.model, cfg.arch, pool.size(), (*model)->device_name());
         if (placement->worth_describing()) fmt::print("{}\n", placement->describe());
         if (with_bound) {
-            fmt::print("DRAM read bandwidth {:.1f} GB/s ({} threads, best of {} passes over {} MiB); weights read per token {:.1f} MB\n",
+            fmt::print("DRAM read bandwidth {:.1f} GB/s ({} threads, best of {} passes over {} MiB, {}); weights read per token {:.1f} MB\n",
                        bandwidth.bytes_per_second / 1e9, bandwidth.threads, bandwidth.passes, bandwidth.buffer_bytes >> 20,
+                       bandwidth.prefetch_bytes ? fmt::format("prefetch {} KiB ahead", bandwidth.prefetch_bytes >> 10) : "no prefetch",
                        static_cast<double>(bytes.bytes_per_token) / 1e6);
         }
         fmt::print("| {:>13} | {:>20} | {:>10} | {:>6} |\n|--------------:|---------------------:|-----------:|-------:|\n", "test", "t/s",
@@ -373,7 +374,8 @@ int run_bench(const BenchOptions& o) {
                                    {"backend", (*model)->device_name()}};
         if (with_bound) {
             out["memory_bandwidth"] = {{"bytes_per_second", bandwidth.bytes_per_second}, {"threads", bandwidth.threads},
-                                       {"buffer_bytes", bandwidth.buffer_bytes}, {"passes", bandwidth.passes}};
+                                       {"buffer_bytes", bandwidth.buffer_bytes}, {"passes", bandwidth.passes},
+                                       {"prefetch_bytes", bandwidth.prefetch_bytes}};
             out["weight_bytes_per_token"] = bytes.bytes_per_token;
         }
         out["results"] = results;

@@ -2,7 +2,8 @@
 // The machine's multi-threaded DRAM read bandwidth, measured on the spot: every thread of a pool
 // sums its slice of a buffer far larger than the last-level cache, with AVX2 loads where the CPU
 // has them (memory_bandwidth_avx2.cpp: the 16-byte baseline loop under-reported by 1.2-1.8x on a
-// 16-core Xeon, bench/results/2026-11-29-dot-rows), and the best of a few passes counts. Decode
+// 16-core Xeon, bench/results/2026-11-29-dot-rows), without and with a software prefetch ahead
+// (as the matmul streams), and the best of a few passes counts. Decode
 // of a big model reads every weight it uses once per token, so bandwidth divided by bytes per
 // token is the speed a memory-bound decode cannot beat (`strata bench` prints the ratio).
 //
@@ -22,6 +23,7 @@ struct MemoryBandwidth {
     uint64_t buffer_bytes = 0;
     int passes = 0;
     int threads = 0;
+    uint64_t prefetch_bytes = 0;  // the best pass's prefetch window (0: none)
 };
 
 // 1 GiB is several times any last-level cache we run on (the device's Xeon has ~100 MB), so the

@@ -3,6 +3,7 @@
 # probe before all tests (bound_tokens_per_second, ratio_to_bound) and the probe beside each
 # repetition (before it and after it: one pass more than repetitions), with a ratio per
 # repetition and their median; the text table prints both. pp runs and --no-bound have neither.
+# The probe reports which prefetch window gave its best pass.
 # Usage: bench_bound.sh <strata> <testdata-root>   (the model is found from this script's place)
 set -euo pipefail
 strata=$1
@@ -16,6 +17,7 @@ python3 - "$out" <<'PY' || fail "unexpected bound JSON: $out"
 import json, sys
 j = json.loads(sys.argv[1])
 pp, tg = j["results"]
+assert j["memory_bandwidth"]["prefetch_bytes"] in (0, 2048, 4096), j["memory_bandwidth"]
 assert "bound_tokens_per_second" not in pp and "beside" not in pp, pp
 assert tg["bound_tokens_per_second"] > 0 and tg["bytes_per_token"] > 0, tg
 b = tg["beside"]
