@@ -5,7 +5,7 @@
 //
 //   build/bin/kv_rows_bench --benchmark_filter=q8_0
 //
-// Names: kv_rows/<type>/<level>/<op>/<head_dim>/<rows>: 4096 rows of 128 values (a 4k-deep cache,
+// Names: kv_rows/<type>/<level>/<op>/<head_dim>/<rows> (dots_8_heads: items are (row, head) pairs): 4096 rows of 128 values (a 4k-deep cache,
 // one KV head of a Llama-like model; 544 KiB in q8_0, in L2/L3) and 64 rows (a short prompt).
 
 #include <benchmark/benchmark.h>
@@ -71,6 +71,18 @@ void register_all() {
                     benchmark::DoNotOptimize(d.out.data());
                 }
                 s.SetItemsProcessed(s.iterations() * rows);
+            });
+            // A kv head's group of 8 query heads at once (the queries: one row repeated), counted
+            // in (row, head) pairs, against 8 calls of dots: the same count.
+            benchmark::RegisterBenchmark(("kv_rows/q8_0/" + level + "/dots_8_heads" + tail).c_str(), [=, &q8](benchmark::State& s) {
+                Data d = make_data(n, rows);
+                std::vector<float> q8_heads, scores(static_cast<size_t>(8 * rows));
+                for (int h = 0; h < 8; ++h) q8_heads.insert(q8_heads.end(), d.q.begin(), d.q.end());
+                for (auto _ : s) {
+                    q8.dots_heads(q8_heads.data(), n, 8, d.q8.data(), d.q8_row_bytes, rows, n, 0.088f, scores.data(), rows);
+                    benchmark::DoNotOptimize(scores.data());
+                }
+                s.SetItemsProcessed(s.iterations() * rows * 8);
             });
             benchmark::RegisterBenchmark(("kv_rows/q8_0/" + level + "/accumulate" + tail).c_str(), [=, &q8](benchmark::State& s) {
                 Data d = make_data(n, rows);

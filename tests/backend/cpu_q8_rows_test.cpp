@@ -90,5 +90,32 @@ TEST(Q8Rows, Avx2GivesTheScalarBits) {
     }
 }
 
+// Several query heads at once (the attention passes a kv head's group): each head's scores carry
+// the bits the one-head kernel gives it, for head counts around the four-head step and row counts
+// around the two-row step.
+TEST(Q8Rows, DotsOfSeveralHeadsGiveEachHeadsBits) {
+    std::mt19937 rng(14);
+    std::vector<const Q8RowKernels*> kernels = {&q8_row_kernels_scalar()};
+    if (cpu_simd_level() >= SimdLevel::Avx2) kernels.push_back(&q8_row_kernels_avx2());
+    for (const Q8RowKernels* k : kernels) {
+        for (int64_t n : {32, 128, 576}) {
+            for (int64_t heads : {1, 3, 4, 5, 8}) {
+                for (int64_t n_rows : {1, 2, 3, 7, 8}) {
+                    const Rows r = random_rows(n, n_rows, rng);
+                    const int64_t q_stride = n + 8, out_stride = n_rows + 5;
+                    const std::vector<float> q = random_floats(heads * q_stride, rng);
+                    std::vector<float> got(static_cast<size_t>(heads * out_stride), -7.0f), want = got;
+                    k->dots_heads(q.data(), q_stride, heads, r.bytes.data(), r.row_bytes, n_rows, n, 0.0883883f, got.data(), out_stride);
+                    for (int64_t h = 0; h < heads; ++h) {
+                        k->dots(q.data() + h * q_stride, r.bytes.data(), r.row_bytes, n_rows, n, 0.0883883f, want.data() + h * out_stride);
+                    }
+                    EXPECT_TRUE(same_bits(got, want)) << (k == kernels.front() ? "scalar" : "avx2") << " n=" << n << " heads="
+                                                      << heads << " rows=" << n_rows;
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace strata

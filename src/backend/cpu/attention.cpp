@@ -40,6 +40,16 @@ public:
         }
         f32_.dots(q, float_row(j0), row_dim_, j1 - j0, head_dim_, scale, scores + j0);
     }
+    // dots() for `heads` query heads (q_h = q + h · q_stride) into scores + h · scores_stride. The
+    // q8_0 kernel takes four heads at once, dequantizing each row once for them.
+    void dots_heads(const float* q, int64_t q_stride, int64_t heads, int64_t j0, int64_t j1, float scale, float* scores,
+                    int64_t scores_stride) const {
+        if (type_ == KvCacheType::Q8_0) {
+            q8_.dots_heads(q, q_stride, heads, q8_row(j0), q8_row_bytes(), j1 - j0, head_dim_, scale, scores + j0, scores_stride);
+            return;
+        }
+        for (int64_t h = 0; h < heads; ++h) dots(q + h * q_stride, j0, j1, scale, scores + h * scores_stride);
+    }
     // out += (weights[j] · inv) · row j for j in [j0, j1).
     void accumulate(const float* weights, float inv, int64_t j0, int64_t j1, float* out) const {
         if (type_ == KvCacheType::F16) {
@@ -154,10 +164,8 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
                 const HeadRows values(value_rows, kv.v_dim(), kvh * p.head_dim_v, p.head_dim_v, kv.type(), f32, f16, q8);
                 const auto head_scores = [&](int64_t i) { return scores + i * n_kv_max; };
                 for (int64_t b = j0; b < n_kv; b += key_block) {
-                    for (int64_t i = 0; i < heads; ++i) {
-                        const float* qh = q + (t * p.n_head + h0 + i) * p.head_dim_k;
-                        keys.dots(qh, b, std::min(n_kv, b + key_block), p.scale, head_scores(i));
-                    }
+                    keys.dots_heads(q + (t * p.n_head + h0) * p.head_dim_k, p.head_dim_k, heads, b, std::min(n_kv, b + key_block),
+                                    p.scale, head_scores(0), n_kv_max);
                 }
                 for (int64_t i = 0; i < heads; ++i) {
                     const int64_t h = h0 + i;

@@ -41,10 +41,14 @@ void accumulate_scalar(const float* weights, float inv, const uint8_t* rows, int
         }
     }
 }
+void dots_heads_scalar(const float* q, int64_t q_stride, int64_t heads, const uint8_t* rows, int64_t row_bytes, int64_t n_rows,
+                       int64_t n, float scale, float* out, int64_t out_stride) {
+    for (int64_t h = 0; h < heads; ++h) dots_scalar(q + h * q_stride, rows, row_bytes, n_rows, n, scale, out + h * out_stride);
+}
 }  // namespace
 
 const Q8RowKernels& q8_row_kernels_scalar() {
-    static const Q8RowKernels k{dots_scalar, accumulate_scalar};
+    static const Q8RowKernels k{dots_scalar, accumulate_scalar, dots_heads_scalar};
     return k;
 }
 

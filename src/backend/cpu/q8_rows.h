@@ -10,6 +10,7 @@
 //   const Q8RowKernels& k = q8_row_kernels();                        // AVX2 when the CPU has it
 //   k.dots(q, rows, row_bytes, n_rows, head_dim, scale, scores);     // scores[i] = (q · row i) · scale
 //   k.accumulate(scores, inv, rows, row_bytes, n_rows, head_dim, out);  // out += (scores[i] · inv) · row i
+//   k.dots_heads(q, q_stride, heads, rows, row_bytes, n_rows, head_dim, scale, scores, scores_stride);
 
 #include <cstdint>
 
@@ -20,9 +21,14 @@ using Q8DotsFn = void (*)(const float* q, const uint8_t* rows, int64_t row_bytes
                          float* out);
 using Q8AccumulateFn = void (*)(const float* weights, float inv, const uint8_t* rows, int64_t row_bytes, int64_t n_rows,
                                int64_t n, float* out);
+// dots for `heads` query heads at once (q_h = q + h · q_stride): out[h · out_stride + i] =
+// (q_h · row i) · scale, the bits of `dots` for each head.
+using Q8DotsHeadsFn = void (*)(const float* q, int64_t q_stride, int64_t heads, const uint8_t* rows, int64_t row_bytes,
+                              int64_t n_rows, int64_t n, float scale, float* out, int64_t out_stride);
 struct Q8RowKernels {
     Q8DotsFn dots;
     Q8AccumulateFn accumulate;
+    Q8DotsHeadsFn dots_heads;
 };
 
 const Q8RowKernels& q8_row_kernels_scalar();

@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include "backend/cpu/q8_rows.h"
+#include "backend/cpu/row_kernels_avx2.h"  // transpose8
 #include "core/fp16.h"
 
 namespace strata {
@@ -65,6 +66,51 @@ void dots_avx2(const float* q, const uint8_t* rows, int64_t row_bytes, int64_t n
     }
 }
 
+// Four query heads against two rows at once: each group of eight values is dequantized once for
+// the four heads, where one head at a time dequantized every row again for each head of a kv
+// head's group. The eight accumulators are finished together through a transpose; each (head,
+// row) gets its lanes and their pairwise sum as the one-row kernel has them.
+void dots_four_heads_two_rows(const float* q, int64_t q_stride, const uint8_t* r0, const uint8_t* r1, int64_t blocks,
+                              float scale, float* out, int64_t out_stride) {
+    __m256 acc[8];  // head h, row k: acc[2h + k]
+    #pragma GCC unroll 8
+    for (int v = 0; v < 8; ++v) acc[v] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b) {
+        const __m256 d0 = scale_of(r0 + b * kBlockBytes), d1 = scale_of(r1 + b * kBlockBytes);
+        for (int g = 0; g < 4; ++g) {
+            const __m256 v0 = load_eight(r0 + b * kBlockBytes, g, d0), v1 = load_eight(r1 + b * kBlockBytes, g, d1);
+            #pragma GCC unroll 4
+            for (int h = 0; h < 4; ++h) {
+                const __m256 qv = _mm256_loadu_ps(q + h * q_stride + b * kBlock + 8 * g);
+                acc[2 * h] = _mm256_add_ps(acc[2 * h], _mm256_mul_ps(qv, v0));
+                acc[2 * h + 1] = _mm256_add_ps(acc[2 * h + 1], _mm256_mul_ps(qv, v1));
+            }
+        }
+    }
+    avx2_rows::transpose8(acc);
+    const __m256 sums = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])),
+                                      _mm256_add_ps(_mm256_add_ps(acc[4], acc[5]), _mm256_add_ps(acc[6], acc[7])));
+    alignas(32) float s[8];
+    _mm256_store_ps(s, _mm256_mul_ps(sums, _mm256_set1_ps(scale)));
+    for (int h = 0; h < 4; ++h) out[h * out_stride] = s[2 * h], out[h * out_stride + 1] = s[2 * h + 1];
+}
+
+void dots_heads_avx2(const float* q, int64_t q_stride, int64_t heads, const uint8_t* rows, int64_t row_bytes, int64_t n_rows,
+                     int64_t n, float scale, float* out, int64_t out_stride) {
+    const int64_t blocks = n / kBlock;
+    int64_t h = 0;
+    for (; h + 4 <= heads; h += 4) {
+        const float* qh = q + h * q_stride;
+        float* oh = out + h * out_stride;
+        int64_t i = 0;
+        for (; i + 2 <= n_rows; i += 2) {
+            dots_four_heads_two_rows(qh, q_stride, rows + i * row_bytes, rows + (i + 1) * row_bytes, blocks, scale, oh + i, out_stride);
+        }
+        for (int64_t k = 0; k < 4 && i < n_rows; ++k) dots_avx2(qh + k * q_stride, rows + i * row_bytes, row_bytes, 1, n, scale, oh + k * out_stride + i);
+    }
+    for (; h < heads; ++h) dots_avx2(q + h * q_stride, rows, row_bytes, n_rows, n, scale, out + h * out_stride);
+}
+
 // out stays in registers, B blocks (B · 32 values) at a time, while every row's terms are added
 // to it: loaded and stored back for each row, the kernel was a chain of L1 round trips. Each
 // out[d] still takes the rows' terms one after another in row order, with the same multiply and
@@ -95,7 +141,7 @@ void accumulate_avx2(const float* weights, float inv, const uint8_t* rows, int64
 }  // namespace
 
 const Q8RowKernels& q8_row_kernels_avx2() {
-    static const Q8RowKernels k{dots_avx2, accumulate_avx2};
+    static const Q8RowKernels k{dots_avx2, accumulate_avx2, dots_heads_avx2};
     return k;
 }
 
