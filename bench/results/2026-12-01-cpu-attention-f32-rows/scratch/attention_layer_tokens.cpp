@@ -1,8 +1,8 @@
 // Scratch program (not built by the project): one layer of CPU attention for TOKENS tokens after
-// DEPTH positions (32 query heads, 4 kv heads of 128; an f16 cache, or f32 with a 4th argument
-// "f32"), timed per call. Built from the repository root with
+// DEPTH positions (32 query heads, 4 kv heads of 128; an f16 cache, or f32 or q8_0 with a 4th
+// argument "f32" or "q8"), timed per call. Built from the repository root with
 // g++ -O2 -std=c++20 -Isrc attention_layer_tokens.cpp build/lib/libstrata_engine.a -lfmt -lpthread;
-// run as `attention_layer_tokens DEPTH THREADS [TOKENS] [f32]`.
+// run as `attention_layer_tokens DEPTH THREADS [TOKENS] [f32|q8]`.
 #include <chrono>
 #include <string>
 #include <cstdio>
@@ -14,7 +14,7 @@ using namespace strata;
 int main(int argc, char** argv) {
   const int64_t depth = argc > 1 ? atoi(argv[1]) : 4096; const int threads = argc > 2 ? atoi(argv[2]) : 2; const int64_t toks = argc > 3 ? atoi(argv[3]) : 1;
   AttentionParams p{32, 4, 128, 128, 0.088f};
-  KvCache kv(1, depth + toks, 4 * 128, 4 * 128, (argc > 4 && std::string(argv[4]) == "f32" ? KvCacheType::F32 : KvCacheType::F16));
+  KvCache kv(1, depth + toks, 4 * 128, 4 * 128, (argc > 4 && std::string(argv[4]) == "f32" ? KvCacheType::F32 : argc > 4 && std::string(argv[4]) == "q8" ? KvCacheType::Q8_0 : KvCacheType::F16));
   std::mt19937 rng(1); std::normal_distribution<float> nd;
   std::vector<float> k(512), v(512);
   for (int64_t j = 0; j < depth + toks; ++j) { for (auto& x : k) x = nd(rng); for (auto& x : v) x = nd(rng); kv.store(0, j, k.data(), v.data()); }
