@@ -32,7 +32,7 @@ CommandRegistration registration("quantize", "Re-quantize a model's weights to a
     auto o = std::make_shared<QuantizeCliOptions>();
     app.add_option("input", o->input, "GGUF model to read")->required();
     app.add_option("output", o->output, "GGUF file to write")->required();
-    app.add_option("--type", o->type, "Target type: F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, MXFP4, TQ1_0, TQ2_0")
+    app.add_option("--type", o->type, "Target type: " + quantize_target_names())
         ->capture_default_str();
     app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
     return [o] { return run_quantize(*o); };

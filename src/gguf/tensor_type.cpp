@@ -40,17 +40,19 @@ constexpr TensorTypeInfo kTypes[] = {
     {TensorType::TQ1_0, "TQ1_0", 256, 54},
     {TensorType::TQ2_0, "TQ2_0", 256, 66},
     {TensorType::MXFP4, "MXFP4", 32, 17},
+    {TensorType::NVFP4, "NVFP4", 64, 36},
+    {TensorType::Q1_0, "Q1_0", 128, 18},
+    {TensorType::Q2_0, "Q2_0", 64, 18},
 };
 
-constexpr uint32_t kMaxId = 40;
 constexpr auto kById = [] {
-    std::array<const TensorTypeInfo*, kMaxId> table{};
+    std::array<const TensorTypeInfo*, kTensorTypeIdLimit> table{};
     for (const auto& t : kTypes) table[static_cast<uint32_t>(t.type)] = &t;
     return table;
 }();
 }  // namespace
 
-const TensorTypeInfo* tensor_type_info(uint32_t id) { return id < kMaxId ? kById[id] : nullptr; }
+const TensorTypeInfo* tensor_type_info(uint32_t id) { return id < kTensorTypeIdLimit ? kById[id] : nullptr; }
 
 std::string_view tensor_type_name(TensorType t) {
     const TensorTypeInfo* info = tensor_type_info(t);

@@ -19,7 +19,7 @@ enum class TensorType : uint32_t {
     Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15,
     IQ2_XXS = 16, IQ2_XS = 17, IQ3_XXS = 18, IQ1_S = 19, IQ4_NL = 20, IQ3_S = 21, IQ2_S = 22, IQ4_XS = 23,
     I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28, IQ1_M = 29, BF16 = 30,
-    TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39,
+    TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39, NVFP4 = 40, Q1_0 = 41, Q2_0 = 42,
 };
 
 struct TensorTypeInfo {
@@ -35,6 +35,8 @@ struct TensorTypeInfo {
 
 // nullptr for ids that no GGUF writer produces (removed or unknown types).
 const TensorTypeInfo* tensor_type_info(uint32_t id);
+// One past the largest id in the table (tables indexed by type id are this long).
+inline constexpr uint32_t kTensorTypeIdLimit = 43;
 inline const TensorTypeInfo* tensor_type_info(TensorType t) { return tensor_type_info(static_cast<uint32_t>(t)); }
 std::string_view tensor_type_name(TensorType t);
 std::optional<TensorType> tensor_type_from_name(std::string_view name);

@@ -34,11 +34,28 @@ TensorType fallback_for(TensorType target) {
         case TensorType::Q4_K: return TensorType::Q4_0;
         case TensorType::Q5_K: return TensorType::Q5_0;
         case TensorType::Q6_K: return TensorType::Q8_0;
+        // The 64- and 128-value types: a 32-value type of their kind.
+        case TensorType::NVFP4: return TensorType::MXFP4;
+        case TensorType::Q1_0:
+        case TensorType::Q2_0: return TensorType::Q4_0;
         default: return TensorType::F16;
     }
 }
 
 }  // namespace
+
+std::string quantize_target_names() {
+    size_t count = 0;
+    const QuantTraits* traits = all_quant_traits(&count);
+    std::string names;
+    for (size_t i = 0; i < count; ++i) {
+        // Weight types only: F32 stays as it is, activation-only types have no dot.
+        if (!traits[i].quantize_row || !traits[i].dot || traits[i].type == TensorType::F32) continue;
+        if (!names.empty()) names += ", ";
+        names += tensor_type_name(traits[i].type);
+    }
+    return names;
+}
 
 TensorType choose_quant_type(const GgufTensorInfo& t, TensorType target) {
     if (!is_quantizable_weight(t)) return t.type;
@@ -52,9 +69,8 @@ Status quantize_model(const GgufFile& input, const std::string& output_path, con
                       const std::function<void(uint64_t, uint64_t)>& progress) {
     const QuantTraits* target = find_quant_traits(options.type);
     if (!target || !target->quantize_row) {
-        return Status::error("quantize: Strata has no quantizer for {} (choose F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, "
-                             "Q2_K..Q6_K, MXFP4, TQ1_0, TQ2_0)",
-                             tensor_type_name(options.type));
+        return Status::error("quantize: Strata has no quantizer for {} (choose one of {})",
+                             tensor_type_name(options.type), quantize_target_names());
     }
     GgufWriter writer;
     for (const auto& e : input.metadata()) {
@@ -67,7 +83,8 @@ Status quantize_model(const GgufFile& input, const std::string& output_path, con
         {TensorType::F16, 1},   {TensorType::Q4_0, 2},  {TensorType::Q4_1, 3},  {TensorType::Q8_0, 7},
         {TensorType::Q5_0, 8},  {TensorType::Q5_1, 9},  {TensorType::Q2_K, 10}, {TensorType::Q3_K, 11},
         {TensorType::Q4_K, 14}, {TensorType::Q5_K, 16}, {TensorType::Q6_K, 18}, {TensorType::BF16, 32},
-        {TensorType::TQ1_0, 36}, {TensorType::TQ2_0, 37}, {TensorType::MXFP4, 38}};
+        {TensorType::TQ1_0, 36}, {TensorType::TQ2_0, 37}, {TensorType::MXFP4, 38}, {TensorType::NVFP4, 39},
+        {TensorType::Q1_0, 40}, {TensorType::Q2_0, 41}};
     for (const auto& [type, ftype] : kFileTypes) {
         if (type == options.type) writer.set_u32("general.file_type", ftype);
     }

@@ -21,6 +21,10 @@ struct QuantizeOptions {
     int threads = 0;  // 0: all
 };
 
+// The types Strata can quantize weights to (a reference quantizer and a dot product), as
+// "F16, BF16, Q4_0, ...": for help texts and errors.
+std::string quantize_target_names();
+
 // The type a tensor gets: `target`, or its fallback, or the tensor's own type when it stays.
 TensorType choose_quant_type(const GgufTensorInfo& tensor, TensorType target);
 

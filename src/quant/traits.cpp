@@ -12,6 +12,9 @@
 #include "quant/k_quants.h"
 #include "quant/legacy.h"
 #include "quant/mxfp4.h"
+#include "quant/nvfp4.h"
+#include "quant/q1_0.h"
+#include "quant/q2_0.h"
 #include "quant/q8_k.h"
 #include "quant/ternary.h"
 
@@ -45,6 +48,9 @@ constexpr QuantTraits kTraits[] = {
     {T::Q8_K,    T::Q8_K,  dequantize_row_q8_k,   quantize_row_q8_k,   nullptr},
 
     {T::MXFP4,   T::Q8_0,  dequantize_row_mxfp4,  quantize_row_mxfp4,  dot_mxfp4_q8_0},
+    {T::NVFP4,   T::Q8_0,  dequantize_row_nvfp4,  quantize_row_nvfp4,  dot_nvfp4_q8_0},
+    {T::Q1_0,    T::Q8_0,  dequantize_row_q1_0,   quantize_row_q1_0,   dot_q1_0_q8_0},
+    {T::Q2_0,    T::Q8_0,  dequantize_row_q2_0,   quantize_row_q2_0,   dot_q2_0_q8_0},
     {T::TQ1_0,   T::Q8_K,  dequantize_row_tq1_0,  quantize_row_tq1_0,  dot_tq1_0_q8_k},
     {T::TQ2_0,   T::Q8_K,  dequantize_row_tq2_0,  quantize_row_tq2_0,  dot_tq2_0_q8_k},
 
@@ -61,9 +67,8 @@ constexpr QuantTraits kTraits[] = {
 };
 
 // Indexed by type id, like gguf/tensor_type.cpp.
-constexpr uint32_t kMaxId = 40;
 constexpr auto kById = [] {
-    std::array<const QuantTraits*, kMaxId> table{};
+    std::array<const QuantTraits*, kTensorTypeIdLimit> table{};
     for (const auto& t : kTraits) table[static_cast<uint32_t>(t.type)] = &t;
     return table;
 }();
@@ -72,7 +77,7 @@ constexpr auto kById = [] {
 
 const QuantTraits* find_quant_traits(TensorType t) {
     const auto id = static_cast<uint32_t>(t);
-    return id < kMaxId ? kById[id] : nullptr;
+    return id < kTensorTypeIdLimit ? kById[id] : nullptr;
 }
 
 const QuantTraits& quant_traits(TensorType t) {
@@ -82,6 +87,11 @@ const QuantTraits& quant_traits(TensorType t) {
         STRATA_CHECK(traits, message.c_str());
     }
     return *traits;
+}
+
+const QuantTraits* all_quant_traits(size_t* count) {
+    *count = std::size(kTraits);
+    return kTraits;
 }
 
 }  // namespace strata

@@ -9,6 +9,7 @@
 //   quant_traits(q.dot_type).quantize_row(x, act.data(), n);   // activation → Q8_K
 //   float y = q.dot(weight_row, act.data(), n);
 
+#include <cstddef>
 #include <cstdint>
 
 #include "gguf/tensor_type.h"
@@ -32,5 +33,7 @@ struct QuantTraits {
 const QuantTraits* find_quant_traits(TensorType t);
 // Aborts for an unregistered type: callers check support at load time with find_quant_traits.
 const QuantTraits& quant_traits(TensorType t);
+// Every registered type, in the table's order (for listings such as quantize's targets).
+const QuantTraits* all_quant_traits(size_t* count);
 
 }  // namespace strata

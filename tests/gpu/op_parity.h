@@ -89,7 +89,7 @@ inline std::vector<TensorType> gpu_weight_types() {
     return {T::F32,    T::F16,     T::BF16,   T::Q4_0,  T::Q4_1,   T::Q5_0,   T::Q5_1,  T::Q8_0,
             T::Q2_K,   T::Q3_K,    T::Q4_K,   T::Q5_K,  T::Q6_K,   T::IQ1_S,  T::IQ1_M, T::IQ2_XXS,
             T::IQ2_XS, T::IQ2_S,   T::IQ3_XXS, T::IQ3_S, T::IQ4_NL, T::IQ4_XS, T::TQ1_0, T::TQ2_0,
-            T::MXFP4};
+            T::MXFP4,  T::NVFP4,   T::Q1_0,   T::Q2_0};
 }
 
 // y[c] = W_{matrix_of(c)} · x[x_row_of(c)], weights dequantized by the scalar reference, products
@@ -115,10 +115,20 @@ std::vector<float> exact_products(const HostWeight& w, const std::vector<float>&
     return y;
 }
 
-// The formats the int8 kernels read (q8_dot.cuh, mmq_unpack.cuh).
+// The formats the int8 matrix-vector kernels read (q8_dot.cuh)...
 inline std::vector<TensorType> q8_types() {
     using T = TensorType;
-    return {T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::MXFP4};
+    return {T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0,  T::Q4_K, T::Q5_K,
+            T::Q6_K, T::IQ4_NL, T::MXFP4, T::NVFP4, T::Q1_0, T::Q2_0};
+}
+// ...and those of them the int8 tensor-core tiles read too (mmq_unpack.cuh; NVFP4's prompts take
+// the float kernels).
+inline std::vector<TensorType> mmq_types() {
+    std::vector<TensorType> out;
+    for (TensorType t : q8_types()) {
+        if (t != TensorType::NVFP4) out.push_back(t);
+    }
+    return out;
 }
 
 }  // namespace strata::test

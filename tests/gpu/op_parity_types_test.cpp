@@ -47,6 +47,7 @@ bool bit_exact_on_gpu(TensorType t) {
         case T::F32: case T::F16: case T::BF16: case T::Q8_0:
         case T::IQ1_S: case T::IQ1_M: case T::IQ2_XXS: case T::IQ2_XS: case T::IQ2_S: case T::IQ3_XXS:
         case T::IQ3_S: case T::IQ4_NL: case T::IQ4_XS: case T::TQ1_0: case T::TQ2_0: case T::MXFP4:
+        case T::NVFP4: case T::Q1_0: case T::Q2_0:
             return true;
         default:
             return false;
@@ -119,7 +120,7 @@ TEST_F(GpuDequant, RandomBlocksMatchCpuReference) {
 // ggml's blocks (quantized with and without an importance matrix) and ggml's dequantized values.
 // Every type the test data holds must be one the GPU reads.
 TEST_F(GpuDequant, GgmlBlocksMatchGgmlValues) {
-    const std::vector<std::string> files = testdata_files("quant", ".gguf");
+    const std::vector<std::string> files = quant_vector_files();
     if (files.empty()) GTEST_SKIP() << "test data missing: " << testdata_path("quant") << " (set STRATA_TESTDATA)";
     for (const std::string& path : files) {
         auto opened = GgufFile::open(path);

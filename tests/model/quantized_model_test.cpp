@@ -104,7 +104,17 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, QuantizedModel,
                                            QuantCase{"gptoss", TensorType::Q8_0, 1e-2, 2e-3},
                                            QuantCase{"deepseek3", TensorType::Q8_0, 5e-2, 1e-2},
                                            QuantCase{"llama", TensorType::Q4_K, 0.3, 2e-3},
-                                           QuantCase{"qwen3moe", TensorType::Q4_K, 0.3, 2e-3}),
+                                           QuantCase{"qwen3moe", TensorType::Q4_K, 0.3, 2e-3},
+                                           // 64-value blocks fit the fixtures' 64-wide rows. On the MoE
+                                           // fixtures these two measured 4e-3 .. 1e-2 against their
+                                           // dequantized selves with the scalar reference kernels as
+                                           // with the SIMD ones (probably a routing choice that flips
+                                           // between Q8_0 and F16 activations; not traced), so the
+                                           // sharp check is the dense one.
+                                           // Ternary Q2_0 of random weights is far from the reference
+                                           // (measured 1.9): that bound only catches garbage.
+                                           QuantCase{"llama", TensorType::NVFP4, 0.5, 2e-3},
+                                           QuantCase{"llama", TensorType::Q2_0, 3.0, 2e-3}),
                          [](const auto& param_info) {
                              return std::string(param_info.param.model) + "_" + std::string(tensor_type_name(param_info.param.type));
                          });

@@ -129,7 +129,7 @@ protected:
 };
 
 TEST_P(IqKernel, GgmlVectors) {
-    const std::string path = test::testdata_path("quant/" + std::string(tensor_type_name(GetParam().type)) + ".gguf");
+    const std::string path = test::quant_vector_path(std::string(tensor_type_name(GetParam().type)));
     STRATA_SKIP_IF_MISSING(path);
     auto opened = GgufFile::open(path);
     ASSERT_TRUE(opened) << opened.status().message();

@@ -30,6 +30,8 @@
 #include "quant/k_quants.h"
 #include "quant/legacy.h"
 #include "quant/mxfp4.h"
+#include "quant/q1_0.h"
+#include "quant/q2_0.h"
 #include "quant/traits.h"
 #include "support/testdata.h"
 
@@ -62,7 +64,7 @@ std::vector<KernelCase> kernel_cases() {
 }
 
 // Where a block keeps its fp16 scales (every other byte may be random). MXFP4's one-byte
-// exponent is handled separately.
+// exponent and NVFP4's four E4M3 scale bytes are handled separately.
 struct ScaleFields {
     TensorType type;
     size_t offsets[2];
@@ -85,6 +87,8 @@ constexpr ScaleFields kScaleFields[] = {
     {TensorType::IQ1_S, {offsetof(BlockIq1S, d)}, 1},
     {TensorType::IQ4_NL, {offsetof(BlockIq4Nl, d)}, 1},
     {TensorType::IQ4_XS, {offsetof(BlockIq4Xs, d)}, 1},
+    {TensorType::Q1_0, {offsetof(BlockQ1_0, d)}, 1},
+    {TensorType::Q2_0, {offsetof(BlockQ2_0, d)}, 1},
 };
 
 const ScaleFields* scale_fields(TensorType type) {
@@ -146,7 +150,7 @@ protected:
 };
 
 TEST_P(CpuKernel, OutsideVectors) {
-    const std::string path = test::testdata_path("quant/" + std::string(tensor_type_name(GetParam().type)) + ".gguf");
+    const std::string path = test::quant_vector_path(std::string(tensor_type_name(GetParam().type)));
     STRATA_SKIP_IF_MISSING(path);
     auto opened = GgufFile::open(path);
     ASSERT_TRUE(opened) << opened.status().message();
@@ -191,7 +195,7 @@ TEST_P(CpuKernel, QuantizedRows) {
 TEST_P(CpuKernel, RandomBlocks) {
     const TensorType type = GetParam().type;
     const ScaleFields* fields = scale_fields(type);
-    if (!fields && type != TensorType::MXFP4) {
+    if (!fields && type != TensorType::MXFP4 && type != TensorType::NVFP4) {
         GTEST_SKIP() << "no scale offsets for " << tensor_type_name(type) << " in kScaleFields";
     }
     const uint32_t block_bytes = tensor_type_info(type)->block_bytes;
@@ -207,6 +211,7 @@ TEST_P(CpuKernel, RandomBlocks) {
                     w[off] = static_cast<uint8_t>(110 + byte(rng) % 30);  // 2^-17 .. 2^12
                     continue;
                 }
+                if (type == TensorType::NVFP4) continue;  // every scale byte is a finite E4M3 value
                 for (int f = 0; f < fields->count; ++f) {
                     const uint16_t h = fp32_to_fp16(scale(rng));
                     std::memcpy(&w[off + fields->offsets[f]], &h, sizeof(h));

@@ -1,5 +1,5 @@
 // Checks every registered quant format against ggml's own output, from the reference vectors in
-// testdata/quant/<TYPE>.gguf (layout and generation: testdata/PROVENANCE.md, "quant/"). One test
+// testdata/quant/<TYPE>.gguf and quant-next/<TYPE>.gguf (layout and generation: testdata/PROVENANCE.md, "quant/"). One test
 // instance per file; a file whose type has no traits yet is skipped, so a newly registered
 // format is picked up by adding its row to quant/traits.cpp.
 //
@@ -146,7 +146,7 @@ TEST_P(QuantVectors, ReferenceQuantizerMatchesGgml) {
     }
 }
 
-std::vector<std::string> quant_files() { return test::testdata_files("quant", ".gguf"); }
+std::vector<std::string> quant_files() { return test::quant_vector_files(); }
 
 INSTANTIATE_TEST_SUITE_P(Ggml, QuantVectors, ::testing::ValuesIn(quant_files()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return type_label(p.param); });

@@ -11,6 +11,9 @@
 #include "quant/k_quants.h"
 #include "quant/legacy.h"
 #include "quant/mxfp4.h"
+#include "quant/nvfp4.h"
+#include "quant/q1_0.h"
+#include "quant/q2_0.h"
 #include "quant/q8_k.h"
 #include "quant/ternary.h"
 #include "quant/traits.h"
@@ -32,7 +35,8 @@ TEST(QuantTraits, EveryWeightFormatOfTheEngineIsRegistered) {
     for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
                          TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q8_1, TensorType::Q2_K,
                          TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::Q8_K,
-                         TensorType::MXFP4, TensorType::TQ1_0, TensorType::TQ2_0}) {
+                         TensorType::MXFP4, TensorType::TQ1_0, TensorType::TQ2_0, TensorType::NVFP4,
+                         TensorType::Q1_0, TensorType::Q2_0}) {
         EXPECT_NE(find_quant_traits(t), nullptr) << tensor_type_name(t);
     }
 }
@@ -99,6 +103,9 @@ TEST(QuantTraits, BlockStructsMatchTheGgufLayoutTable) {
     expect_block_layout<BlockMxfp4>(TensorType::MXFP4);
     expect_block_layout<BlockTQ1_0>(TensorType::TQ1_0);
     expect_block_layout<BlockTQ2_0>(TensorType::TQ2_0);
+    expect_block_layout<BlockNvfp4>(TensorType::NVFP4);
+    expect_block_layout<BlockQ1_0>(TensorType::Q1_0);
+    expect_block_layout<BlockQ2_0>(TensorType::Q2_0);
 }
 
 // An all-zero row (a pruned expert, padding) must come back as zeros, not NaN from a 0/0 scale,

@@ -29,4 +29,19 @@ std::vector<std::string> testdata_files(const std::string& folder, const std::st
     return out;
 }
 
+std::vector<std::string> quant_vector_files() {
+    std::vector<std::string> out = testdata_files("quant", ".gguf");
+    const std::vector<std::string> next = testdata_files("quant-next", ".gguf");
+    out.insert(out.end(), next.begin(), next.end());
+    std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+        return std::filesystem::path(a).filename() < std::filesystem::path(b).filename();
+    });
+    return out;
+}
+
+std::string quant_vector_path(const std::string& type_name) {
+    const std::string next = testdata_path("quant-next/" + type_name + ".gguf");
+    return file_exists(next) ? next : testdata_path("quant/" + type_name + ".gguf");
+}
+
 }  // namespace strata::test

@@ -20,6 +20,12 @@ std::string testdata_path(const std::string& relative);
 // Files directly in testdata_root()/<folder> whose names end with `suffix`, sorted.
 std::vector<std::string> testdata_files(const std::string& folder, const std::string& suffix);
 
+// ggml's quantization vectors: quant/ holds the first 24 types, quant-next/ the newer ones
+// (NVFP4, Q1_0, Q2_0), same layout (PROVENANCE.md). Every file of both, sorted by type name...
+std::vector<std::string> quant_vector_files();
+// ...and the one of a type ("Q4_K"), wherever it is (the quant/ path when neither has it).
+std::string quant_vector_path(const std::string& type_name);
+
 }  // namespace strata::test
 
 #define STRATA_SKIP_IF_MISSING(path)                                              \

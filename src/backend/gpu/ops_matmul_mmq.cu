@@ -247,14 +247,16 @@ bool launch_matmul_mmq(const DeviceWeight& w, const GpuQ8Rows& xq, float* y, con
     bool launched = false;
     dispatch_q8_weight_type(w.type, [&](auto tag) {
         constexpr TensorType T = decltype(tag)::value;
-        auto* const kernel = tall ? &matmul_mmq_kernel<T, 128> : &matmul_mmq_kernel<T, 64>;
-        // A build for targets before sm_80 reaches this GPU as PTX without the kernel's body.
-        int ptx = 0;
-        if (!vendor::ok(vendor::kernel_ptx_version(reinterpret_cast<const void*>(kernel), &ptx)) || ptx < 80) return;
-        kernel<<<grid, kThreads, 0, stream_of(ctx)>>>(w.data, w.matrix_stride(), w.row_bytes, w.ne[0], w.ne[1], xq.q,
-                                                      xq.ds, y, cols);
-        STRATA_GPU_LAUNCHED();
-        launched = true;
+        if constexpr (kMmqUnpacks<T>) {
+            auto* const kernel = tall ? &matmul_mmq_kernel<T, 128> : &matmul_mmq_kernel<T, 64>;
+            // A build for targets before sm_80 reaches this GPU as PTX without the kernel's body.
+            int ptx = 0;
+            if (!vendor::ok(vendor::kernel_ptx_version(reinterpret_cast<const void*>(kernel), &ptx)) || ptx < 80) return;
+            kernel<<<grid, kThreads, 0, stream_of(ctx)>>>(w.data, w.matrix_stride(), w.row_bytes, w.ne[0], w.ne[1],
+                                                          xq.q, xq.ds, y, cols);
+            STRATA_GPU_LAUNCHED();
+            launched = true;
+        }
     });
     return launched;
 }

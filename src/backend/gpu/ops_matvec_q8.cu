@@ -151,6 +151,9 @@ __global__ void matvec_q8_kernel(MatvecJob job, int64_t n_in, GpuQ8Rows xq, Colu
         case T::Q6_K: matvec_rows<T::Q6_K, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
         case T::IQ4_NL: matvec_rows<T::IQ4_NL, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
         case T::MXFP4: matvec_rows<T::MXFP4, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
+        case T::NVFP4: matvec_rows<T::NVFP4, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
+        case T::Q1_0: matvec_rows<T::Q1_0, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
+        case T::Q2_0: matvec_rows<T::Q2_0, kLanes, kSwiglu, kCols>(part, block, n_in, xq, cols); break;
         default: break;  // gpu_matvec_takes_q8 keeps other formats out
     }
 }

@@ -16,6 +16,10 @@ float dot_q8_0_q8_0_avx512(const void* weights, const void* activation, int64_t 
 float dot_q4_0_q8_0_avx512(const void* weights, const void* activation, int64_t n);
 float dot_q5_0_q8_0_avx512(const void* weights, const void* activation, int64_t n);
 float dot_mxfp4_q8_0_avx512(const void* weights, const void* activation, int64_t n);
+// The 64- and 128-value formats (dot_low_bit_avx512.cpp)
+float dot_q1_0_q8_0_avx512(const void* weights, const void* activation, int64_t n);
+float dot_q2_0_q8_0_avx512(const void* weights, const void* activation, int64_t n);
+float dot_nvfp4_q8_0_avx512(const void* weights, const void* activation, int64_t n);
 
 // IQ kernels
 float dot_iq1_m_q8_k_avx512(const void* weights, const void* activation, int64_t n);

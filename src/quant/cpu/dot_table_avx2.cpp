@@ -19,6 +19,10 @@ constexpr DotKernel kKernels[] = {
     {TensorType::Q4_0, dot_q4_0_q8_0_avx2},
     {TensorType::Q5_0, dot_q5_0_q8_0_avx2},
     {TensorType::MXFP4, dot_mxfp4_q8_0_avx2},
+    // Q1_0, Q2_0 and NVFP4 (dot_low_bit_avx2.cpp)
+    {TensorType::Q1_0, dot_q1_0_q8_0_avx2},
+    {TensorType::Q2_0, dot_q2_0_q8_0_avx2},
+    {TensorType::NVFP4, dot_nvfp4_q8_0_avx2},
     // IQ kernels (dot_iq_avx2.cpp)
     {TensorType::IQ1_S, dot_iq1_s_q8_k_avx2},
     {TensorType::IQ1_M, dot_iq1_m_q8_k_avx2},

@@ -19,6 +19,10 @@ constexpr DotKernel kKernels[] = {
     {TensorType::Q4_0, dot_q4_0_q8_0_avx512},
     {TensorType::Q5_0, dot_q5_0_q8_0_avx512},
     {TensorType::MXFP4, dot_mxfp4_q8_0_avx512},
+    // Q1_0, Q2_0 and NVFP4 (dot_low_bit_avx512.cpp)
+    {TensorType::Q1_0, dot_q1_0_q8_0_avx512},
+    {TensorType::Q2_0, dot_q2_0_q8_0_avx512},
+    {TensorType::NVFP4, dot_nvfp4_q8_0_avx512},
     // IQ kernels (dot_iq_avx512.cpp; IQ1_S, IQ4_NL, IQ4_XS use the faster AVX2 ones)
     {TensorType::IQ1_M, dot_iq1_m_q8_k_avx512},
     {TensorType::IQ2_XXS, dot_iq2_xxs_q8_k_avx512},

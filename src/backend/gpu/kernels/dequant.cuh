@@ -4,7 +4,7 @@
 // eighth of a K-quant super-block, 32 floats), so one lane of a warp owns one chunk at a time and
 // the kernels (matmul, get_rows) are written once for all formats. The block structs are the
 // host's (quant/*.h); each function mirrors that format's scalar reference dequantizer. The
-// i-quants, the ternary formats and MXFP4 live in kernels/dequant_iq.cuh.
+// i-quants, the ternary formats, MXFP4, NVFP4, Q1_0 and Q2_0 live in kernels/dequant_iq.cuh.
 //
 //   float v[32];
 //   dequant_chunk<TensorType::Q4_K>(row, chunk, v);   // values 32·chunk .. 32·chunk + 31 of the row
@@ -52,6 +52,9 @@ template <typename F> bool dispatch_weight_type(TensorType t, F&& f) {
         case T::TQ1_0: f(TypeTag<T::TQ1_0>{}); return true;
         case T::TQ2_0: f(TypeTag<T::TQ2_0>{}); return true;
         case T::MXFP4: f(TypeTag<T::MXFP4>{}); return true;
+        case T::NVFP4: f(TypeTag<T::NVFP4>{}); return true;
+        case T::Q1_0: f(TypeTag<T::Q1_0>{}); return true;
+        case T::Q2_0: f(TypeTag<T::Q2_0>{}); return true;
         default: return false;
     }
 }

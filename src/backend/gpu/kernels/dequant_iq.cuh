@@ -1,9 +1,9 @@
 #pragma once
 // Device-side dequantization, 32 consecutive values at a time, of the formats that decode through
 // lookup tables or pack values unevenly: the i-quants (IQ1_S .. IQ4_XS), the ternary formats
-// (TQ1_0, TQ2_0) and MXFP4. kernels/dequant.cuh's dequant_chunk<T> hands these formats here, so
+// (TQ1_0, TQ2_0), MXFP4, NVFP4 and the 64- and 128-value formats Q1_0 and Q2_0. kernels/dequant.cuh's dequant_chunk<T> hands these formats here, so
 // every kernel reads them like the others. Each branch mirrors the format's scalar reference
-// dequantizer (quant/iq1.cpp .. iq4.cpp, ternary.cpp, mxfp4.cpp) operation for operation; every
+// dequantizer (quant/iq1.cpp .. iq4.cpp, ternary.cpp, mxfp4.cpp, nvfp4.cpp, q1_0.cpp, q2_0.cpp) operation for operation; every
 // value is a product of exactly converted factors (no multiply-add that a compiler could fuse), so
 // the results equal the CPU reference bit for bit. Chunk c of a 256-value super-block format is
 // its 32-group c % 8 (values 32·(c % 8) ..) of super-block c / 8; the block structs are the host's.
@@ -21,6 +21,9 @@
 #include "quant/iq3.h"
 #include "quant/iq4.h"
 #include "quant/mxfp4.h"
+#include "quant/nvfp4.h"
+#include "quant/q1_0.h"
+#include "quant/q2_0.h"
 #include "quant/ternary.h"
 
 namespace strata::gpu {
@@ -31,6 +34,7 @@ constexpr bool dequant_chunk_iq_reads(TensorType t) {
     switch (t) {
         case T::IQ1_S: case T::IQ1_M: case T::IQ2_XXS: case T::IQ2_XS: case T::IQ2_S: case T::IQ3_XXS:
         case T::IQ3_S: case T::IQ4_NL: case T::IQ4_XS: case T::TQ1_0: case T::TQ2_0: case T::MXFP4:
+        case T::NVFP4: case T::Q1_0: case T::Q2_0:
             return true;
         default:
             return false;
@@ -106,6 +110,15 @@ __device__ __forceinline__ int tq1_value_trit(const BlockTQ1_0& b, int v) {
 template <TensorType> inline constexpr bool kNoIqBranch = false;
 
 }  // namespace iq_detail
+
+// Half the value of an unsigned E4M3 scale byte, as quant/nvfp4.h's ue4m3_half (built from bits,
+// exact): 0x00 and 0x7F give 0, exponent 0 is subnormal, bit 7 is ignored.
+__device__ __forceinline__ float ue4m3_half_device(uint8_t x) {
+    if (x == 0 || x == 0x7F) return 0.0f;
+    const uint32_t exp = (x >> 3) & 0xF, man = x & 0x7;
+    if (exp == 0) return static_cast<float>(man) * 0x1p-10f;
+    return __uint_as_float(((exp + 119u) << 23) | (man << 20));
+}
 
 template <TensorType T>
 __device__ __forceinline__ void dequant_chunk_iq(const uint8_t* row, int64_t chunk, float* v) {
@@ -246,6 +259,37 @@ __device__ __forceinline__ void dequant_chunk_iq(const uint8_t* row, int64_t chu
             v[j] = static_cast<float>(tables::kE2M1Doubled[b.qs[j] & 0x0F]) * d;
             v[j + 16] = static_cast<float>(tables::kE2M1Doubled[b.qs[j] >> 4]) * d;
         }
+    } else if constexpr (T == TT::NVFP4) {
+        // quant/nvfp4.cpp dequantize_row_nvfp4: chunk c is sub-blocks 2(c % 2) and 2(c % 2) + 1 of
+        // block c / 2; a sub-block's low nibbles are its values 0-7, the high ones 8-15.
+        const BlockNvfp4& b = reinterpret_cast<const BlockNvfp4*>(row)[chunk / 2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int s = 2 * static_cast<int>(chunk % 2) + h;
+            const float d = ue4m3_half_device(b.d[s]);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const uint8_t q = b.qs[8 * s + j];
+                v[16 * h + j] = static_cast<float>(tables::kE2M1Doubled[q & 0x0F]) * d;
+                v[16 * h + 8 + j] = static_cast<float>(tables::kE2M1Doubled[q >> 4]) * d;
+            }
+        }
+    } else if constexpr (T == TT::Q1_0) {
+        // quant/q1_0.cpp dequantize_row_q1_0: ±d by bit j % 8 of qs[j / 8]; chunk c is values
+        // 32(c % 4) .. of block c / 4.
+        const BlockQ1_0& b = reinterpret_cast<const BlockQ1_0*>(row)[chunk / 4];
+        const float d = fp16(b.d), neg_d = -d;
+        const uint8_t* q = b.qs + 4 * (chunk % 4);
+#pragma unroll
+        for (int i = 0; i < 32; ++i) v[i] = (q[i / 8] >> (i % 8)) & 1 ? d : neg_d;
+    } else if constexpr (T == TT::Q2_0) {
+        // quant/q2_0.cpp dequantize_row_q2_0: (code − 1)·d, code j at bits 2(j % 4) of qs[j / 4];
+        // chunk c is values 32(c % 2) .. of block c / 2.
+        const BlockQ2_0& b = reinterpret_cast<const BlockQ2_0*>(row)[chunk / 2];
+        const float d = fp16(b.d);
+        const uint8_t* q = b.qs + 8 * (chunk % 2);
+#pragma unroll
+        for (int i = 0; i < 32; ++i) v[i] = static_cast<float>(((q[i / 4] >> (2 * (i % 4))) & 3) - 1) * d;
     } else {
         static_assert(kNoIqBranch<T>, "dequant_chunk_iq: no branch for this format");
     }

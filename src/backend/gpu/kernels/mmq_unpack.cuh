@@ -89,4 +89,34 @@ template <> struct MmqUnpack<TensorType::Q6_K> {
     }
 };
 
+// Q1_0: one chunk per unit, bytes b ∈ {0, 1} with (2d, −d): 2d·Σb·x − d·Σx.
+template <> struct MmqUnpack<TensorType::Q1_0> {
+    using Unit = Q8Dot<TensorType::Q1_0>::Unit;
+    static constexpr int kChunks = 1;
+    static constexpr bool kOffset = true, kSub16 = false;
+    __device__ static int64_t chunk(int64_t u, int) { return u; }
+    __device__ static void store(const Unit& w, int, int* dst) { store_words8(dst, w.q, w.q + 4); }
+    __device__ static float2 scale(const Unit& w, int) { return make_float2(2.0f * w.d, -w.d); }
+    __device__ static int sub(const Unit&, int) { return 0; }
+};
+
+// Q2_0: chunks 2u and 2u + 1 of codes c with (d, −d): d·Σc·x − d·Σx.
+template <> struct MmqUnpack<TensorType::Q2_0> {
+    using Unit = Q8Dot<TensorType::Q2_0>::Unit;
+    static constexpr int kChunks = 2;
+    static constexpr bool kOffset = true, kSub16 = false;
+    __device__ static int64_t chunk(int64_t u, int j) { return 2 * u + j; }
+    __device__ static void store(const Unit& w, int j, int* dst) {
+        if (j == 0) store_words8(dst, w.q0, w.q0 + 4);
+        else store_words8(dst, w.q1, w.q1 + 4);
+    }
+    __device__ static float2 scale(const Unit& w, int) { return make_float2(w.d, -w.d); }
+    __device__ static int sub(const Unit&, int) { return 0; }
+};
+
+// Formats without an unpacking here (NVFP4: a float scale per 16 values, which the tiles' one
+// (d, m) per chunk cannot carry) take the float prompt kernels.
+template <TensorType T> inline constexpr bool kMmqUnpacks = true;
+template <> inline constexpr bool kMmqUnpacks<TensorType::NVFP4> = false;
+
 }  // namespace strata::gpu

@@ -183,6 +183,109 @@ template <TensorType T> struct Q8DotTable : Q8DotLegacyUnit {
 template <> struct Q8Dot<TensorType::IQ4_NL> : Q8DotTable<TensorType::IQ4_NL> {};
 template <> struct Q8Dot<TensorType::MXFP4> : Q8DotTable<TensorType::MXFP4> {};
 
+// Four 2-bit codes of a byte (values 4k .. 4k + 3 of Q2_0) to the four bytes of a word.
+__device__ __forceinline__ int codes2_to_bytes(uint32_t b) {
+    return static_cast<int>((b & 0x03u) | ((b & 0x0Cu) << 6) | ((b & 0x30u) << 12) | ((b & 0xC0u) << 18));
+}
+// Four sign bits of Q1_0 (bits 0-3 of `n`) to bytes of 0 or 1.
+__device__ __forceinline__ int bits_to_bytes(uint32_t n) {
+    return static_cast<int>((n & 1u) | ((n & 2u) << 7) | ((n & 4u) << 14) | ((n & 8u) << 21));
+}
+
+// Q1_0 (quant/q1_0.h, ±d per sign bit): a unit is one 32-value chunk of a 128-value block. The
+// bits become bytes b ∈ {0, 1}: Σ d·(2b − 1)·x = 2d·Σ b·x − d·Σx.
+template <> struct Q8Dot<TensorType::Q1_0> {
+    static constexpr int kUnitValues = 32;
+    struct Unit { int q[8]; float d; };
+    __device__ static Unit load(const uint8_t* row, int64_t u) {
+        const BlockQ1_0& b = reinterpret_cast<const BlockQ1_0*>(row)[u / 4];
+        int bits;
+        load_words_a2<1>(b.qs + 4 * (u % 4), &bits);
+        Unit w;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) w.q[i] = bits_to_bytes(static_cast<uint32_t>(bits) >> (4 * i));
+        w.d = h2f(b.d);
+        return w;
+    }
+    __device__ static float dot(const Unit& w, const int8_t* xq, const float* ds, int64_t u) {
+        int x[8];
+        float dx, sx;
+        load_x_chunk(xq, ds, u, x, dx, sx);
+        return 2.0f * w.d * dx * static_cast<float>(dot_words<8>(w.q, x)) - w.d * sx;
+    }
+};
+
+// Q2_0 (quant/q2_0.h, (code − 1)·d): a unit is one 64-value block, two chunks of codes as bytes;
+// Σ d·(c − 1)·x = d·Σ c·x − d·Σx.
+template <> struct Q8Dot<TensorType::Q2_0> {
+    static constexpr int kUnitValues = 64;
+    struct Unit { int q0[8], q1[8]; float d; };
+    __device__ static Unit load(const uint8_t* row, int64_t u) {
+        const BlockQ2_0& b = reinterpret_cast<const BlockQ2_0*>(row)[u];
+        int q[4];
+        load_words_a2<4>(b.qs, q);
+        Unit w;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const int out = codes2_to_bytes((static_cast<uint32_t>(q[i]) >> (8 * k)) & 0xFF);
+                if (i < 2) w.q0[4 * i + k] = out;
+                else w.q1[4 * (i - 2) + k] = out;
+            }
+        }
+        w.d = h2f(b.d);
+        return w;
+    }
+    __device__ static float dot(const Unit& w, const int8_t* xq, const float* ds, int64_t u) {
+        int x[8];
+        float dx0, sx0, dx1, sx1;
+        load_x_chunk(xq, ds, 2 * u, x, dx0, sx0);
+        const int s0 = dot_words<8>(w.q0, x);
+        load_x_chunk(xq, ds, 2 * u + 1, x, dx1, sx1);
+        const int s1 = dot_words<8>(w.q1, x);
+        return w.d * (dx0 * static_cast<float>(s0) + dx1 * static_cast<float>(s1) - (sx0 + sx1));
+    }
+};
+
+// NVFP4 (quant/nvfp4.h): a unit is one 64-value block of four 16-value sub-blocks, each with its
+// E4M3 scale; the codes become signed doubled E2M1 levels in value order (a sub-block's low
+// nibbles, then its high ones), four per word.
+template <> struct Q8Dot<TensorType::NVFP4> {
+    static constexpr int kUnitValues = 64;
+    struct Unit { int q[16]; float s[4]; };
+    __device__ static Unit load(const uint8_t* row, int64_t u) {
+        const BlockNvfp4& b = reinterpret_cast<const BlockNvfp4*>(row)[u];
+        int c[8];
+        load_words_a4<8>(b.qs, c);
+        Unit w;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {  // word i: bytes 4i .. 4i + 3 of sub-block i / 2
+            uint32_t lo = 0, hi = 0;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const uint32_t q = (static_cast<uint32_t>(c[i]) >> (8 * k)) & 0xFF;
+                lo |= static_cast<uint32_t>(static_cast<uint8_t>(tables::kE2M1Doubled[q & 0x0F])) << (8 * k);
+                hi |= static_cast<uint32_t>(static_cast<uint8_t>(tables::kE2M1Doubled[q >> 4])) << (8 * k);
+            }
+            const int sub = i / 2, half = i % 2;
+            w.q[4 * sub + half] = static_cast<int>(lo), w.q[4 * sub + 2 + half] = static_cast<int>(hi);
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j) w.s[j] = ue4m3_half_device(b.d[j]);
+        return w;
+    }
+    __device__ static float dot(const Unit& w, const int8_t* xq, const float* ds, int64_t u) {
+        int x[8];
+        float dx0, sx0, dx1, sx1;
+        load_x_chunk(xq, ds, 2 * u, x, dx0, sx0);
+        const float a = w.s[0] * static_cast<float>(dot_words<4>(w.q, x)) + w.s[1] * static_cast<float>(dot_words<4>(w.q + 4, x + 4));
+        load_x_chunk(xq, ds, 2 * u + 1, x, dx1, sx1);
+        const float b = w.s[2] * static_cast<float>(dot_words<4>(w.q + 8, x)) + w.s[3] * static_cast<float>(dot_words<4>(w.q + 12, x + 4));
+        return dx0 * a + dx1 * b;
+    }
+};
+
 // Q5_0 (d·(q − 16)) and Q5_1 (d·q + m): Q4's nibbles plus bit j of qh as value j's bit 4.
 template <TensorType T> struct Q8DotFiveBit : Q8DotLegacyUnit {
     __device__ static Unit load(const uint8_t* row, int64_t u) {
@@ -303,6 +406,9 @@ template <typename F> bool dispatch_q8_weight_type(TensorType t, F&& f) {
         case T::Q6_K: f(TypeTag<T::Q6_K>{}); return true;
         case T::IQ4_NL: f(TypeTag<T::IQ4_NL>{}); return true;
         case T::MXFP4: f(TypeTag<T::MXFP4>{}); return true;
+        case T::NVFP4: f(TypeTag<T::NVFP4>{}); return true;
+        case T::Q1_0: f(TypeTag<T::Q1_0>{}); return true;
+        case T::Q2_0: f(TypeTag<T::Q2_0>{}); return true;
         default: return false;
     }
 }

@@ -1,0 +1,152 @@
+// AVX-512 (BW, VNNI) dot kernels of Q1_0, Q2_0 and NVFP4 (quant/q1_0.h, q2_0.h, nvfp4.h) with a
+// Q8_0 activation row, 64 values per 512-bit register. Q1_0's sign bits are a mask register as
+// they are stored; Q2_0's two bit planes and NVFP4's sign bits become masks by byte tests; the
+// byte sums are VNNI's _mm512_dpbusd_epi32 (unsigned weight bytes times signed activations).
+
+// GCC 12's AVX-512 intrinsics self-initialise their "undefined" vectors (`__Y = __Y`), which
+// -Wuninitialized reports at every inlined use (GCC bug 105593, fixed in 13).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <cstring>
+#include <utility>
+
+#include "core/check.h"
+#include "quant/cpu/dot_kernels_avx512.h"
+#include "quant/legacy.h"
+#include "quant/nvfp4.h"
+#include "quant/q1_0.h"
+#include "quant/q2_0.h"
+
+namespace strata {
+
+namespace {
+
+int64_t block_count(int64_t n, int values, const char* message) {
+    STRATA_CHECK(n % values == 0, message);
+    return n / values;
+}
+
+__m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// The quants of two consecutive Q8_0 blocks, 64 activation values.
+__m512i load_pair(const BlockQ8_0* a) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(load256(a[0].qs)), load256(a[1].qs), 1);
+}
+
+// [s0 ×8, s1 ×8]: one scale per Q8_0 block of a pair's int32 lanes.
+__m512 pair_scale(float s0, float s1) { return _mm512_insertf32x8(_mm512_set1_ps(s0), _mm256_set1_ps(s1), 1); }
+
+}  // namespace
+
+float dot_q1_0_q8_0_avx512(const void* weights, const void* activation, int64_t n) {
+    const auto* w = static_cast<const BlockQ1_0*>(weights);
+    const auto* a = static_cast<const BlockQ8_0*>(activation);
+    const __m512i ones = _mm512_set1_epi8(1);
+    __m512 acc0 = _mm512_setzero_ps();
+    __m512 acc1 = _mm512_setzero_ps();
+    for (int64_t i = 0, nb = block_count(n, 128, "Q1_0 rows hold a multiple of 128 values"); i < nb; ++i) {
+        const float d = _cvtsh_ss(w[i].d);
+        // Σ ±a over values 64h..64h+63: the bits are the mask of the values that keep their sign.
+        auto half_sum = [&](int h) {
+            uint64_t bits = 0;
+            std::memcpy(&bits, w[i].qs + 8 * h, sizeof(bits));
+            const __m512i q8 = load_pair(a + 4 * i + 2 * h);
+            const __m512i signed_a = _mm512_mask_sub_epi8(q8, static_cast<__mmask64>(~bits), _mm512_setzero_si512(), q8);
+            return _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, signed_a));
+        };
+        const BlockQ8_0* ab = a + 4 * i;
+        acc0 = _mm512_fmadd_ps(pair_scale(d * _cvtsh_ss(ab[0].d), d * _cvtsh_ss(ab[1].d)), half_sum(0), acc0);
+        acc1 = _mm512_fmadd_ps(pair_scale(d * _cvtsh_ss(ab[2].d), d * _cvtsh_ss(ab[3].d)), half_sum(1), acc1);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+float dot_q2_0_q8_0_avx512(const void* weights, const void* activation, int64_t n) {
+    const auto* w = static_cast<const BlockQ2_0*>(weights);
+    const auto* a = static_cast<const BlockQ8_0*>(activation);
+    // Byte p of the register is byte p / 4 of the codes (lane L holds values 16L..16L+15, bytes
+    // 4L..4L+3); its low and high code bits sit at bits 2(p % 4) and 2(p % 4) + 1.
+    const __m512i spread = _mm512_set_epi8(15, 15, 15, 15, 14, 14, 14, 14, 13, 13, 13, 13, 12, 12, 12, 12,  //
+                                           11, 11, 11, 11, 10, 10, 10, 10, 9, 9, 9, 9, 8, 8, 8, 8,          //
+                                           7, 7, 7, 7, 6, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4,                  //
+                                           3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    const __m512i low_bit = _mm512_set1_epi32(0x40100401);
+    const __m512i high_bit = _mm512_set1_epi32(static_cast<int>(0x80200802u));
+    const __m512i ones = _mm512_set1_epi8(1);
+    const __m512i twos = _mm512_set1_epi8(2);
+    __m512 acc0 = _mm512_setzero_ps();
+    __m512 acc1 = _mm512_setzero_ps();
+    const int64_t nb = block_count(n, 64, "Q2_0 rows hold a multiple of 64 values");
+    auto block_sum = [&](int64_t i) {
+        const __m512i bytes =
+            _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[i].qs))), spread);
+        const __m512i low = _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(bytes, low_bit), ones);
+        const __m512i code = _mm512_mask_add_epi8(low, _mm512_test_epi8_mask(bytes, high_bit), low, twos);
+        // Σ (code − 1)·a = Σ code·a − Σ a.
+        const __m512i q8 = load_pair(a + 2 * i);
+        const __m512i sum = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), code, q8),
+                                             _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, q8));
+        const float d = _cvtsh_ss(w[i].d);
+        return std::pair{pair_scale(d * _cvtsh_ss(a[2 * i].d), d * _cvtsh_ss(a[2 * i + 1].d)), _mm512_cvtepi32_ps(sum)};
+    };
+    int64_t i = 0;
+    for (; i + 1 < nb; i += 2) {
+        const auto [s0, v0] = block_sum(i);
+        const auto [s1, v1] = block_sum(i + 1);
+        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
+        acc1 = _mm512_fmadd_ps(s1, v1, acc1);
+    }
+    if (i < nb) {
+        const auto [s0, v0] = block_sum(i);
+        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+float dot_nvfp4_q8_0_avx512(const void* weights, const void* activation, int64_t n) {
+    const auto* w = static_cast<const BlockNvfp4*>(weights);
+    const auto* a = static_cast<const BlockQ8_0*>(activation);
+    // E2M1 magnitudes doubled, for codes with and without the sign bit; the sign goes onto the
+    // activation.
+    const __m512i magnitudes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, 1, 2, 3, 4, 6, 8, 12));
+    const __m512i sign_bit = _mm512_set1_epi8(8);
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    // Lane L gets sub-block L's 8 code bytes twice: low nibbles (values 0-7) from the first copy,
+    // high nibbles (8-15) from the second.
+    const __m512i twice = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3);
+    // Lane L's four int32 sums take sub-block L's scale.
+    const __m512i scale_index = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    __m512 acc0 = _mm512_setzero_ps();
+    __m512 acc1 = _mm512_setzero_ps();
+    const int64_t nb = block_count(n, 64, "NVFP4 rows hold a multiple of 64 values");
+    auto block_sum = [&](int64_t i) {
+        const __m512i c = _mm512_permutexvar_epi64(twice, _mm512_castsi256_si512(load256(w[i].qs)));
+        const __m512i code = _mm512_and_si512(_mm512_mask_blend_epi64(0xAA, c, _mm512_srli_epi16(c, 4)), nibble);
+        const __m512i q8 = load_pair(a + 2 * i);
+        const __m512i q8_signed =
+            _mm512_mask_sub_epi8(q8, _mm512_test_epi8_mask(code, sign_bit), _mm512_setzero_si512(), q8);
+        const __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_shuffle_epi8(magnitudes, code), q8_signed);
+        const float da0 = _cvtsh_ss(a[2 * i].d), da1 = _cvtsh_ss(a[2 * i + 1].d);
+        const __m128 scales = _mm_setr_ps(da0 * kUe4m3Half[w[i].d[0]], da0 * kUe4m3Half[w[i].d[1]],
+                                          da1 * kUe4m3Half[w[i].d[2]], da1 * kUe4m3Half[w[i].d[3]]);
+        return std::pair{_mm512_permutexvar_ps(scale_index, _mm512_castps128_ps512(scales)), _mm512_cvtepi32_ps(sum)};
+    };
+    int64_t i = 0;
+    for (; i + 1 < nb; i += 2) {
+        const auto [s0, v0] = block_sum(i);
+        const auto [s1, v1] = block_sum(i + 1);
+        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
+        acc1 = _mm512_fmadd_ps(s1, v1, acc1);
+    }
+    if (i < nb) {
+        const auto [s0, v0] = block_sum(i);
+        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+}  // namespace strata
