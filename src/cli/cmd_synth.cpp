@@ -16,6 +16,7 @@ struct SynthOptions {
     double router_skew = 0.0;
     uint64_t seed = 1234;
     int layers = 0;
+    std::string expert_type;  // empty: the preset's
 };
 
 int run_synth(const SynthOptions& o) {
@@ -24,6 +25,11 @@ int run_synth(const SynthOptions& o) {
     spec->router_skew = o.router_skew;
     spec->seed = o.seed;
     if (o.layers > 0) spec->n_layers = static_cast<uint32_t>(o.layers);
+    if (!o.expert_type.empty()) {
+        const auto type = tensor_type_from_name(o.expert_type);
+        if (!type) return report_failure("synth", fmt::format("--expert-type: unknown type \"{}\" (e.g. IQ2_XXS, Q2_0)", o.expert_type));
+        spec->type_expert_gate_up = spec->type_expert_down = *type;
+    }
     std::optional<GgufFile> vocab;
     if (!o.vocab.empty()) {
         auto v = GgufFile::open(o.vocab);
@@ -50,6 +56,9 @@ CommandRegistration registration("synth", "Write a synthetic model: real shapes 
                                          ->check(CLI::Range(0.0, 8.0));
                                      app.add_option("--layers", o->layers, "Override the number of layers");
                                      app.add_option("--seed", o->seed, "Random seed")->capture_default_str();
+                                     app.add_option("--expert-type", o->expert_type,
+                                                    "Type of the routed experts' matrices (gate, up and down), "
+                                                    "e.g. IQ2_XXS or Q2_0 (default: the preset's)");
                                      return [o] { return run_synth(*o); };
                                  });
 

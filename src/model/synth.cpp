@@ -1,18 +1,42 @@
 #include "model/synth.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <cmath>
 #include <numeric>
 #include <random>
 
+#include "core/fp16.h"
 #include "gguf/writer.h"
+#include "model/random_weights.h"
+#include "quant/iq2.h"
+#include "quant/iq3.h"
+#include "quant/iq4.h"
+#include "quant/iq1.h"
 #include "quant/traits.h"
 
 namespace strata {
 
 namespace {
+
+// The i-quants synth can write: their fp16 d comes first and scales the whole block.
+static_assert(offsetof(BlockIq2Xxs, d) == 0 && offsetof(BlockIq2Xs, d) == 0 && offsetof(BlockIq2S, d) == 0);
+static_assert(offsetof(BlockIq3Xxs, d) == 0 && offsetof(BlockIq3S, d) == 0 && offsetof(BlockIq1S, d) == 0);
+static_assert(offsetof(BlockIq4Nl, d) == 0 && offsetof(BlockIq4Xs, d) == 0);
+bool synth_can_write(TensorType t) {
+    const QuantTraits* q = find_quant_traits(t);
+    if (!q || !q->dot) return false;
+    if (q->quantize_row) return true;
+    switch (t) {
+        case TensorType::IQ2_XXS: case TensorType::IQ2_XS: case TensorType::IQ2_S: case TensorType::IQ3_XXS:
+        case TensorType::IQ3_S: case TensorType::IQ1_S: case TensorType::IQ4_NL: case TensorType::IQ4_XS:
+            return true;
+        default:
+            return false;  // IQ1_M: its scale is spread over the sub-scales' spare bits
+    }
+}
 
 // Quantizing tens of GB with the reference quantizers would take many minutes, so each type
 // gets a pool of blocks quantized once from Gaussian values; tensors are filled with blocks
@@ -29,9 +53,13 @@ public:
         std::normal_distribution<float> gauss(0.0f, stddev);
         std::vector<float> values(static_cast<size_t>(n));
         pool_.resize(static_cast<size_t>(kRowsOfBlocks) * kBlocksPerRow * block_bytes_);
-        for (int r = 0; r < kRowsOfBlocks; ++r) {
-            for (auto& v : values) v = gauss(rng);
-            q.quantize_row(values.data(), pool_.data() + static_cast<size_t>(r) * kBlocksPerRow * block_bytes_, n);
+        if (!q.quantize_row) {
+            random_scaled_blocks(type, stddev, rng);
+        } else {
+            for (int r = 0; r < kRowsOfBlocks; ++r) {
+                for (auto& v : values) v = gauss(rng);
+                q.quantize_row(values.data(), pool_.data() + static_cast<size_t>(r) * kBlocksPerRow * block_bytes_, n);
+            }
         }
         n_blocks_ = static_cast<uint64_t>(kRowsOfBlocks) * kBlocksPerRow;
     }
@@ -44,6 +72,28 @@ public:
     }
 
 private:
+    // Types without a reference quantizer here (the i-quants): random valid blocks (random codes,
+    // grid indices and sub-scales), each scaled through its fp16 super-scale d, which these
+    // formats keep first in the block and which multiplies every value, to the spread asked for.
+    void random_scaled_blocks(TensorType type, float stddev, std::mt19937_64& rng) {
+        const int64_t block_values = tensor_type_info(type)->block_size;
+        std::mt19937 block_rng(static_cast<uint32_t>(rng()));
+        const RandomWeight random =
+            make_random_block_weight(type, block_values * kBlocksPerRow, int64_t(pool_.size() / block_bytes_ / kBlocksPerRow), 1, block_rng);
+        std::memcpy(pool_.data(), random.bytes.data(), pool_.size());
+        std::vector<float> v(static_cast<size_t>(block_values));
+        for (size_t off = 0; off < pool_.size(); off += block_bytes_) {
+            quant_traits(type).dequantize_row(pool_.data() + off, v.data(), block_values);
+            double sum_sq = 0.0;
+            for (float x : v) sum_sq += double(x) * x;
+            const double rms = std::sqrt(sum_sq / double(block_values));
+            uint16_t d = 0;
+            std::memcpy(&d, pool_.data() + off, sizeof(d));
+            d = fp32_to_fp16(static_cast<float>(double(fp16_to_fp32(d)) * (rms > 0 ? stddev / rms : 0.0)));
+            std::memcpy(pool_.data() + off, &d, sizeof(d));
+        }
+    }
+
     static constexpr int kBlocksPerRow = 64;
     TensorType type_;
     uint32_t block_bytes_ = 0;
@@ -170,9 +220,9 @@ Status write_synth_model(const SynthSpec& spec_in, const GgufFile* vocab, const 
     }
     for (TensorType t : {spec.type_embedding, spec.type_attention, spec.type_attention_v, spec.type_expert_gate_up,
                          spec.type_expert_down, spec.type_output}) {
-        const QuantTraits* q = find_quant_traits(t);
-        if (!q || !q->quantize_row) {
-            return Status::error("synth: type {} has no quantizer in Strata (use F16, Q8_0, Q4_K, Q6_K, ...)",
+        if (!synth_can_write(t)) {
+            return Status::error("synth: Strata cannot write {} weights (use a type with a quantizer, e.g. Q4_K, Q2_0, "
+                                 "NVFP4, or one of the i-quants IQ1_S, IQ2_XXS .. IQ4_XS)",
                                  tensor_type_name(t));
         }
     }

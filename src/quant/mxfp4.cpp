@@ -5,16 +5,12 @@
 
 #include "core/check.h"
 #include "core/fp16.h"
+#include "quant/e2m1.h"
 #include "quant/legacy.h"
 
 namespace strata {
 
 namespace {
-
-// The E2M1 values, doubled so they are integers (the scale below is halved to compensate).
-constexpr int8_t kE2M1Doubled[16] = {
-#include "quant/mxfp4_values.inc"
-};
 
 // 2^(e − 128), i.e. the block scale halved. e = 0 and 1 give float subnormals, built by bits.
 float half_scale(uint8_t e) {
@@ -25,20 +21,6 @@ float half_scale(uint8_t e) {
 int64_t block_count(int64_t n) {
     STRATA_CHECK(n % 32 == 0, "MXFP4 rows hold a multiple of 32 values");
     return n / 32;
-}
-
-// First code with the smallest |value − x| (ties keep the lower code, so +0 wins over −0).
-uint8_t nearest_code(float x, float scale) {
-    uint8_t best = 0;
-    float best_err = std::fabs(static_cast<float>(kE2M1Doubled[0]) * scale - x);
-    for (uint8_t c = 1; c < 16; ++c) {
-        const float err = std::fabs(static_cast<float>(kE2M1Doubled[c]) * scale - x);
-        if (err < best_err) {
-            best = c;
-            best_err = err;
-        }
-    }
-    return best;
 }
 
 }  // namespace
@@ -64,7 +46,7 @@ void quantize_row_mxfp4(const float* src, void* dst, int64_t n) {
         const float d = half_scale(e);
         b[i].e = e;
         for (int j = 0; j < 16; ++j) {
-            b[i].qs[j] = static_cast<uint8_t>(nearest_code(src[j], d) | (nearest_code(src[j + 16], d) << 4));
+            b[i].qs[j] = static_cast<uint8_t>(nearest_e2m1_code(src[j], d) | (nearest_e2m1_code(src[j + 16], d) << 4));
         }
     }
 }

@@ -4,33 +4,16 @@
 
 #include "core/check.h"
 #include "core/fp16.h"
+#include "quant/e2m1.h"
 #include "quant/legacy.h"
 
 namespace strata {
 
 namespace {
 
-constexpr int8_t kE2M1Doubled[16] = {
-#include "quant/mxfp4_values.inc"
-};
-
 int64_t block_count(int64_t n) {
     STRATA_CHECK(n % BlockNvfp4::kValues == 0, "NVFP4 rows hold a multiple of 64 values");
     return n / BlockNvfp4::kValues;
-}
-
-// First code with the smallest |value·d − x| (ties keep the lower code, so +0 wins over −0).
-uint8_t nearest_code(float x, float d) {
-    uint8_t best = 0;
-    float best_err = std::fabs(static_cast<float>(kE2M1Doubled[0]) * d - x);
-    for (uint8_t c = 1; c < 16; ++c) {
-        const float err = std::fabs(static_cast<float>(kE2M1Doubled[c]) * d - x);
-        if (err < best_err) {
-            best = c;
-            best_err = err;
-        }
-    }
-    return best;
 }
 
 }  // namespace
@@ -79,7 +62,7 @@ void quantize_row_nvfp4(const float* src, void* dst, int64_t n) {
             b[i].d[s] = fp32_to_ue4m3(amax / 6.0f);
             const float d = ue4m3_half(b[i].d[s]);
             for (int j = 0; j < 8; ++j) {
-                b[i].qs[8 * s + j] = static_cast<uint8_t>(nearest_code(src[j], d) | (nearest_code(src[j + 8], d) << 4));
+                b[i].qs[8 * s + j] = static_cast<uint8_t>(nearest_e2m1_code(src[j], d) | (nearest_e2m1_code(src[j + 8], d) << 4));
             }
         }
     }

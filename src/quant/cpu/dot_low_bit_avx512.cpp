@@ -37,6 +37,25 @@ __m512i load_pair(const BlockQ8_0* a) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(load256(a[0].qs)), load256(a[1].qs), 1);
 }
 
+// Σ over blocks 0 .. nb − 1 of scale ⊙ sums, where block_sum(i) gives the pair (scale, sums) of
+// block i: two accumulators, so that the fused multiply-adds do not form one chain.
+template <typename BlockSum> float sum_blocks(int64_t nb, BlockSum block_sum) {
+    __m512 acc0 = _mm512_setzero_ps();
+    __m512 acc1 = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 1 < nb; i += 2) {
+        const auto [s0, v0] = block_sum(i);
+        const auto [s1, v1] = block_sum(i + 1);
+        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
+        acc1 = _mm512_fmadd_ps(s1, v1, acc1);
+    }
+    if (i < nb) {
+        const auto [s0, v0] = block_sum(i);
+        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
 // [s0 ×8, s1 ×8]: one scale per Q8_0 block of a pair's int32 lanes.
 __m512 pair_scale(float s0, float s1) { return _mm512_insertf32x8(_mm512_set1_ps(s0), _mm256_set1_ps(s1), 1); }
 
@@ -78,8 +97,6 @@ float dot_q2_0_q8_0_avx512(const void* weights, const void* activation, int64_t 
     const __m512i high_bit = _mm512_set1_epi32(static_cast<int>(0x80200802u));
     const __m512i ones = _mm512_set1_epi8(1);
     const __m512i twos = _mm512_set1_epi8(2);
-    __m512 acc0 = _mm512_setzero_ps();
-    __m512 acc1 = _mm512_setzero_ps();
     const int64_t nb = block_count(n, 64, "Q2_0 rows hold a multiple of 64 values");
     auto block_sum = [&](int64_t i) {
         const __m512i bytes =
@@ -93,18 +110,7 @@ float dot_q2_0_q8_0_avx512(const void* weights, const void* activation, int64_t 
         const float d = _cvtsh_ss(w[i].d);
         return std::pair{pair_scale(d * _cvtsh_ss(a[2 * i].d), d * _cvtsh_ss(a[2 * i + 1].d)), _mm512_cvtepi32_ps(sum)};
     };
-    int64_t i = 0;
-    for (; i + 1 < nb; i += 2) {
-        const auto [s0, v0] = block_sum(i);
-        const auto [s1, v1] = block_sum(i + 1);
-        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
-        acc1 = _mm512_fmadd_ps(s1, v1, acc1);
-    }
-    if (i < nb) {
-        const auto [s0, v0] = block_sum(i);
-        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    return sum_blocks(nb, block_sum);
 }
 
 float dot_nvfp4_q8_0_avx512(const void* weights, const void* activation, int64_t n) {
@@ -120,8 +126,6 @@ float dot_nvfp4_q8_0_avx512(const void* weights, const void* activation, int64_t
     const __m512i twice = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3);
     // Lane L's four int32 sums take sub-block L's scale.
     const __m512i scale_index = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    __m512 acc0 = _mm512_setzero_ps();
-    __m512 acc1 = _mm512_setzero_ps();
     const int64_t nb = block_count(n, 64, "NVFP4 rows hold a multiple of 64 values");
     auto block_sum = [&](int64_t i) {
         const __m512i c = _mm512_permutexvar_epi64(twice, _mm512_castsi256_si512(load256(w[i].qs)));
@@ -135,18 +139,7 @@ float dot_nvfp4_q8_0_avx512(const void* weights, const void* activation, int64_t
                                           da1 * kUe4m3Half[w[i].d[2]], da1 * kUe4m3Half[w[i].d[3]]);
         return std::pair{_mm512_permutexvar_ps(scale_index, _mm512_castps128_ps512(scales)), _mm512_cvtepi32_ps(sum)};
     };
-    int64_t i = 0;
-    for (; i + 1 < nb; i += 2) {
-        const auto [s0, v0] = block_sum(i);
-        const auto [s1, v1] = block_sum(i + 1);
-        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
-        acc1 = _mm512_fmadd_ps(s1, v1, acc1);
-    }
-    if (i < nb) {
-        const auto [s0, v0] = block_sum(i);
-        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    return sum_blocks(nb, block_sum);
 }
 
 }  // namespace strata
