@@ -56,8 +56,45 @@ template <typename BlockSum> float sum_blocks(int64_t nb, BlockSum block_sum) {
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
 }
 
-// [s0 ×8, s1 ×8]: one scale per Q8_0 block of a pair's int32 lanes.
-__m512 pair_scale(float s0, float s1) { return _mm512_insertf32x8(_mm512_set1_ps(s0), _mm256_set1_ps(s1), 1); }
+// Q1_0 and Q2_0 sum their integers per Q8_0 block before any float work, so that the scales of
+// eight Q8_0 blocks are converted and applied in one vector each.
+//
+// Four pair sums d0..d3 (16 int32 each: lanes 0-7 meet one Q8_0 block, the "low" one, lanes
+// 8-15 the next, "high") to the eight block totals [low(d0), low(d1), low(d2), low(d3),
+// high(d0), high(d1), high(d2), high(d3)].
+__m256i block_totals(__m512i d0, __m512i d1, __m512i d2, __m512i d3) {
+    // Per 128-bit lane L: [Σ d0 over L, Σ d1 over L, Σ d2 over L, Σ d3 over L].
+    const __m512i s01 = _mm512_add_epi32(_mm512_unpacklo_epi32(d0, d1), _mm512_unpackhi_epi32(d0, d1));
+    const __m512i s23 = _mm512_add_epi32(_mm512_unpacklo_epi32(d2, d3), _mm512_unpackhi_epi32(d2, d3));
+    const __m512i lanes = _mm512_add_epi32(_mm512_unpacklo_epi64(s01, s23), _mm512_unpackhi_epi64(s01, s23));
+    // Low blocks are lanes 0 and 1, high blocks lanes 2 and 3: [L0, L2, L1, L3], then halves added.
+    const __m512i ordered = _mm512_shuffle_i64x2(lanes, lanes, _MM_SHUFFLE(3, 1, 2, 0));
+    return _mm256_add_epi32(_mm512_castsi512_si256(ordered), _mm512_extracti64x4_epi64(ordered, 1));
+}
+
+// Eight fp16 scales at the given byte offsets from `base`, as floats (one gather of 32-bit words
+// whose low halves are the scales; every offset + 4 stays inside the blocks read).
+__m256 gather_fp16(const void* base, __m256i byte_offsets) {
+    const __m256i words = _mm256_i32gather_epi32(static_cast<const int*>(base), byte_offsets, 1);
+    return _mm256_cvtph_ps(_mm256_cvtepi32_epi16(words));
+}
+
+float hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// d_w·(d_low·Σ low + d_high·Σ high) for one pair sum: the tail of a row.
+float pair_total(__m512i sums, float d_w, float d_low, float d_high) {
+    return d_w * (d_low * static_cast<float>(_mm512_mask_reduce_add_epi32(0x00FF, sums)) +
+                  d_high * static_cast<float>(_mm512_mask_reduce_add_epi32(0xFF00, sums)));
+}
+
+// Byte offsets of Q8_0 blocks 0, 2, 4, 6, 1, 3, 5, 7 (34 bytes each): the order of block_totals
+// for pairs of consecutive blocks.
+__m256i q8_0_scale_offsets() { return _mm256_setr_epi32(0, 68, 136, 204, 34, 102, 170, 238); }
 
 }  // namespace
 
@@ -65,23 +102,35 @@ float dot_q1_0_q8_0_avx512(const void* weights, const void* activation, int64_t 
     const auto* w = static_cast<const BlockQ1_0*>(weights);
     const auto* a = static_cast<const BlockQ8_0*>(activation);
     const __m512i ones = _mm512_set1_epi8(1);
-    __m512 acc0 = _mm512_setzero_ps();
-    __m512 acc1 = _mm512_setzero_ps();
-    for (int64_t i = 0, nb = block_count(n, 128, "Q1_0 rows hold a multiple of 128 values"); i < nb; ++i) {
-        const float d = _cvtsh_ss(w[i].d);
-        // Σ ±a over values 64h..64h+63: the bits are the mask of the values that keep their sign.
-        auto half_sum = [&](int h) {
-            uint64_t bits = 0;
-            std::memcpy(&bits, w[i].qs + 8 * h, sizeof(bits));
-            const __m512i q8 = load_pair(a + 4 * i + 2 * h);
-            const __m512i signed_a = _mm512_mask_sub_epi8(q8, static_cast<__mmask64>(~bits), _mm512_setzero_si512(), q8);
-            return _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, signed_a));
-        };
-        const BlockQ8_0* ab = a + 4 * i;
-        acc0 = _mm512_fmadd_ps(pair_scale(d * _cvtsh_ss(ab[0].d), d * _cvtsh_ss(ab[1].d)), half_sum(0), acc0);
-        acc1 = _mm512_fmadd_ps(pair_scale(d * _cvtsh_ss(ab[2].d), d * _cvtsh_ss(ab[3].d)), half_sum(1), acc1);
+    // Σ ±a over values 64h .. 64h + 63 of block i (Q8_0 blocks 4i + 2h, 4i + 2h + 1): the bits are
+    // the mask of the values that keep their sign.
+    auto half_sums = [&](int64_t i, int h) {
+        uint64_t bits = 0;
+        std::memcpy(&bits, w[i].qs + 8 * h, sizeof(bits));
+        const __m512i q8 = load_pair(a + 4 * i + 2 * h);
+        const __m512i signed_a = _mm512_mask_sub_epi8(q8, static_cast<__mmask64>(~bits), _mm512_setzero_si512(), q8);
+        return _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, signed_a);
+    };
+    // Two blocks at a time: their four halves' totals meet Q8_0 blocks 4i + {0, 2, 4, 6, 1, 3, 5, 7}
+    // and the weight scales of blocks i, i, i + 1, i + 1 (twice).
+    const __m256i a_at = q8_0_scale_offsets();
+    const __m256i w_at = _mm256_setr_epi32(0, 0, 18, 18, 0, 0, 18, 18);
+    const int64_t nb = block_count(n, 128, "Q1_0 rows hold a multiple of 128 values");
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        const __m256i totals = block_totals(half_sums(i, 0), half_sums(i, 1), half_sums(i + 1, 0), half_sums(i + 1, 1));
+        const __m256 scales = _mm256_mul_ps(gather_fp16(a + 4 * i, a_at), gather_fp16(w + i, w_at));
+        acc = _mm256_fmadd_ps(scales, _mm256_cvtepi32_ps(totals), acc);
     }
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    float sum = hsum256(acc);
+    if (i < nb) {
+        const float d = _cvtsh_ss(w[i].d);
+        const BlockQ8_0* ab = a + 4 * i;
+        sum += pair_total(half_sums(i, 0), d, _cvtsh_ss(ab[0].d), _cvtsh_ss(ab[1].d)) +
+               pair_total(half_sums(i, 1), d, _cvtsh_ss(ab[2].d), _cvtsh_ss(ab[3].d));
+    }
+    return sum;
 }
 
 float dot_q2_0_q8_0_avx512(const void* weights, const void* activation, int64_t n) {
@@ -97,20 +146,31 @@ float dot_q2_0_q8_0_avx512(const void* weights, const void* activation, int64_t 
     const __m512i high_bit = _mm512_set1_epi32(static_cast<int>(0x80200802u));
     const __m512i ones = _mm512_set1_epi8(1);
     const __m512i twos = _mm512_set1_epi8(2);
-    const int64_t nb = block_count(n, 64, "Q2_0 rows hold a multiple of 64 values");
-    auto block_sum = [&](int64_t i) {
+    // Σ (code − 1)·a = Σ code·a − Σ a over block i (lanes 0-7: Q8_0 block 2i, 8-15: 2i + 1).
+    auto pair_sums = [&](int64_t i) {
         const __m512i bytes =
             _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[i].qs))), spread);
         const __m512i low = _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(bytes, low_bit), ones);
         const __m512i code = _mm512_mask_add_epi8(low, _mm512_test_epi8_mask(bytes, high_bit), low, twos);
-        // Σ (code − 1)·a = Σ code·a − Σ a.
         const __m512i q8 = load_pair(a + 2 * i);
-        const __m512i sum = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), code, q8),
-                                             _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, q8));
-        const float d = _cvtsh_ss(w[i].d);
-        return std::pair{pair_scale(d * _cvtsh_ss(a[2 * i].d), d * _cvtsh_ss(a[2 * i + 1].d)), _mm512_cvtepi32_ps(sum)};
+        return _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), code, q8),
+                                _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, q8));
     };
-    return sum_blocks(nb, block_sum);
+    // Four blocks at a time: totals meet Q8_0 blocks 2i + {0, 2, 4, 6, 1, 3, 5, 7} and the weight
+    // scales of blocks i .. i + 3 (twice).
+    const __m256i a_at = q8_0_scale_offsets();
+    const __m256i w_at = _mm256_setr_epi32(0, 18, 36, 54, 0, 18, 36, 54);
+    const int64_t nb = block_count(n, 64, "Q2_0 rows hold a multiple of 64 values");
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 4 <= nb; i += 4) {
+        const __m256i totals = block_totals(pair_sums(i), pair_sums(i + 1), pair_sums(i + 2), pair_sums(i + 3));
+        const __m256 scales = _mm256_mul_ps(gather_fp16(a + 2 * i, a_at), gather_fp16(w + i, w_at));
+        acc = _mm256_fmadd_ps(scales, _mm256_cvtepi32_ps(totals), acc);
+    }
+    float sum = hsum256(acc);
+    for (; i < nb; ++i) sum += pair_total(pair_sums(i), _cvtsh_ss(w[i].d), _cvtsh_ss(a[2 * i].d), _cvtsh_ss(a[2 * i + 1].d));
+    return sum;
 }
 
 float dot_nvfp4_q8_0_avx512(const void* weights, const void* activation, int64_t n) {
