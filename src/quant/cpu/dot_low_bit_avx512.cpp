@@ -12,7 +12,6 @@
 #pragma GCC diagnostic pop
 
 #include <cstring>
-#include <utility>
 
 #include "core/check.h"
 #include "quant/cpu/dot_kernels_avx512.h"
@@ -35,25 +34,6 @@ __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m
 // The quants of two consecutive Q8_0 blocks, 64 activation values.
 __m512i load_pair(const BlockQ8_0* a) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(load256(a[0].qs)), load256(a[1].qs), 1);
-}
-
-// Σ over blocks 0 .. nb − 1 of scale ⊙ sums, where block_sum(i) gives the pair (scale, sums) of
-// block i: two accumulators, so that the fused multiply-adds do not form one chain.
-template <typename BlockSum> float sum_blocks(int64_t nb, BlockSum block_sum) {
-    __m512 acc0 = _mm512_setzero_ps();
-    __m512 acc1 = _mm512_setzero_ps();
-    int64_t i = 0;
-    for (; i + 1 < nb; i += 2) {
-        const auto [s0, v0] = block_sum(i);
-        const auto [s1, v1] = block_sum(i + 1);
-        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
-        acc1 = _mm512_fmadd_ps(s1, v1, acc1);
-    }
-    if (i < nb) {
-        const auto [s0, v0] = block_sum(i);
-        acc0 = _mm512_fmadd_ps(s0, v0, acc0);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
 }
 
 // Q1_0 and Q2_0 sum their integers per Q8_0 block before any float work, so that the scales of
@@ -95,6 +75,20 @@ float pair_total(__m512i sums, float d_w, float d_low, float d_high) {
 // Byte offsets of Q8_0 blocks 0, 2, 4, 6, 1, 3, 5, 7 (34 bytes each): the order of block_totals
 // for pairs of consecutive blocks.
 __m256i q8_0_scale_offsets() { return _mm256_setr_epi32(0, 68, 136, 204, 34, 102, 170, 238); }
+
+// quant/nvfp4.h's ue4m3_half for 16 scale bytes (one per int32 lane), by the same bits: exponent
+// e = bits 3-6 and mantissa m = bits 0-2 give (1 + m/8)·2^(e − 8), or m·2^−10 when e = 0; the byte
+// 0x7F (E4M3's NaN) gives 0.
+__m512 ue4m3_half_x16(__m512i bytes) {
+    const __m512i exp = _mm512_and_si512(_mm512_srli_epi32(bytes, 3), _mm512_set1_epi32(0xF));
+    const __m512i man = _mm512_and_si512(bytes, _mm512_set1_epi32(0x7));
+    const __m512i normal = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(exp, _mm512_set1_epi32(119)), 23),
+                                           _mm512_slli_epi32(man, 20));
+    const __m512 subnormal = _mm512_mul_ps(_mm512_cvtepi32_ps(man), _mm512_set1_ps(0x1p-10f));
+    const __m512 value = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(exp, _mm512_setzero_si512()),
+                                              _mm512_castsi512_ps(normal), subnormal);
+    return _mm512_maskz_mov_ps(_mm512_cmpneq_epi32_mask(bytes, _mm512_set1_epi32(0x7F)), value);
+}
 
 }  // namespace
 
@@ -184,22 +178,46 @@ float dot_nvfp4_q8_0_avx512(const void* weights, const void* activation, int64_t
     // Lane L gets sub-block L's 8 code bytes twice: low nibbles (values 0-7) from the first copy,
     // high nibbles (8-15) from the second.
     const __m512i twice = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3);
-    // Lane L's four int32 sums take sub-block L's scale.
-    const __m512i scale_index = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    const int64_t nb = block_count(n, 64, "NVFP4 rows hold a multiple of 64 values");
-    auto block_sum = [&](int64_t i) {
+    // Σ code·a of block i as 16 int32: 128-bit lane L holds sub-block L's four partial sums.
+    auto block_sums = [&](int64_t i) {
         const __m512i c = _mm512_permutexvar_epi64(twice, _mm512_castsi256_si512(load256(w[i].qs)));
         const __m512i code = _mm512_and_si512(_mm512_mask_blend_epi64(0xAA, c, _mm512_srli_epi16(c, 4)), nibble);
         const __m512i q8 = load_pair(a + 2 * i);
         const __m512i q8_signed =
             _mm512_mask_sub_epi8(q8, _mm512_test_epi8_mask(code, sign_bit), _mm512_setzero_si512(), q8);
-        const __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_shuffle_epi8(magnitudes, code), q8_signed);
-        const float da0 = _cvtsh_ss(a[2 * i].d), da1 = _cvtsh_ss(a[2 * i + 1].d);
-        const __m128 scales = _mm_setr_ps(da0 * kUe4m3Half[w[i].d[0]], da0 * kUe4m3Half[w[i].d[1]],
-                                          da1 * kUe4m3Half[w[i].d[2]], da1 * kUe4m3Half[w[i].d[3]]);
-        return std::pair{_mm512_permutexvar_ps(scale_index, _mm512_castps128_ps512(scales)), _mm512_cvtepi32_ps(sum)};
+        return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_shuffle_epi8(magnitudes, code), q8_signed);
     };
-    return sum_blocks(nb, block_sum);
+    // Four blocks at a time, integers summed per sub-block first: element 4L + j of the totals is
+    // sub-block L of block i + j. Its scale is E4M3 byte d[L] of that block (the four blocks'
+    // scale words gathered, then transposed to the same order) times the activation scale of Q8_0
+    // block 2(i + j) + L / 2.
+    const __m128i scale_words_at = _mm_setr_epi32(0, 36, 72, 108);
+    const __m128i transpose = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i a_scale_index = _mm512_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7);
+    const __m256i a_at = q8_0_scale_offsets();
+    const int64_t nb = block_count(n, 64, "NVFP4 rows hold a multiple of 64 values");
+    __m512 acc = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 4 <= nb; i += 4) {
+        const __m512i d0 = block_sums(i), d1 = block_sums(i + 1), d2 = block_sums(i + 2), d3 = block_sums(i + 3);
+        const __m512i s01 = _mm512_add_epi32(_mm512_unpacklo_epi32(d0, d1), _mm512_unpackhi_epi32(d0, d1));
+        const __m512i s23 = _mm512_add_epi32(_mm512_unpacklo_epi32(d2, d3), _mm512_unpackhi_epi32(d2, d3));
+        const __m512i totals = _mm512_add_epi32(_mm512_unpacklo_epi64(s01, s23), _mm512_unpackhi_epi64(s01, s23));
+        const __m128i words = _mm_i32gather_epi32(reinterpret_cast<const int*>(w + i), scale_words_at, 1);
+        const __m512 w_scales = ue4m3_half_x16(_mm512_cvtepu8_epi32(_mm_shuffle_epi8(words, transpose)));
+        const __m512 a_scales = _mm512_permutexvar_ps(a_scale_index, _mm512_castps256_ps512(gather_fp16(a + 2 * i, a_at)));
+        acc = _mm512_fmadd_ps(_mm512_mul_ps(w_scales, a_scales), _mm512_cvtepi32_ps(totals), acc);
+    }
+    float sum = _mm512_reduce_add_ps(acc);
+    for (; i < nb; ++i) {
+        const __m512i sums = block_sums(i);
+        const float da0 = _cvtsh_ss(a[2 * i].d), da1 = _cvtsh_ss(a[2 * i + 1].d);
+        sum += da0 * (kUe4m3Half[w[i].d[0]] * static_cast<float>(_mm512_mask_reduce_add_epi32(0x000F, sums)) +
+                      kUe4m3Half[w[i].d[1]] * static_cast<float>(_mm512_mask_reduce_add_epi32(0x00F0, sums))) +
+               da1 * (kUe4m3Half[w[i].d[2]] * static_cast<float>(_mm512_mask_reduce_add_epi32(0x0F00, sums)) +
+                      kUe4m3Half[w[i].d[3]] * static_cast<float>(_mm512_mask_reduce_add_epi32(0xF000, sums)));
+    }
+    return sum;
 }
 
 }  // namespace strata
