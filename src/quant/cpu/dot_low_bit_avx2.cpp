@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "quant/cpu/dot_kernels_avx2.h"
+#include "quant/cpu/kquant_simd_avx2.h"
 #include "quant/legacy.h"
 #include "quant/nvfp4.h"
 #include "quant/q1_0.h"
@@ -23,14 +24,8 @@ int64_t block_count(int64_t n, int values, const char* message) {
     return n / values;
 }
 
-float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-__m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+using kquant_avx2::hsum;
+using kquant_avx2::load256;
 
 // Σ w·a over 32 byte lanes as 8 int32 sums, w ∈ [−12, 12] and a a Q8_0 quant (never −128):
 // |w|·(a·sign w) keeps maddubs' unsigned operand non-negative and its pairs inside int16.

@@ -15,6 +15,7 @@
 
 #include "core/check.h"
 #include "quant/cpu/dot_kernels_avx512.h"
+#include "quant/cpu/kquant_simd_avx512.h"
 #include "quant/legacy.h"
 #include "quant/nvfp4.h"
 #include "quant/q1_0.h"
@@ -59,12 +60,7 @@ __m256 gather_fp16(const void* base, __m256i byte_offsets) {
     return _mm256_cvtph_ps(_mm256_cvtepi32_epi16(words));
 }
 
-float hsum256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
+using kquant_avx512::hsum;
 
 // d_w·(d_low·Σ low + d_high·Σ high) for one pair sum: the tail of a row.
 float pair_total(__m512i sums, float d_w, float d_low, float d_high) {
@@ -117,7 +113,7 @@ float dot_q1_0_q8_0_avx512(const void* weights, const void* activation, int64_t 
         const __m256 scales = _mm256_mul_ps(gather_fp16(a + 4 * i, a_at), gather_fp16(w + i, w_at));
         acc = _mm256_fmadd_ps(scales, _mm256_cvtepi32_ps(totals), acc);
     }
-    float sum = hsum256(acc);
+    float sum = hsum(acc);
     if (i < nb) {
         const float d = _cvtsh_ss(w[i].d);
         const BlockQ8_0* ab = a + 4 * i;
@@ -162,7 +158,7 @@ float dot_q2_0_q8_0_avx512(const void* weights, const void* activation, int64_t 
         const __m256 scales = _mm256_mul_ps(gather_fp16(a + 2 * i, a_at), gather_fp16(w + i, w_at));
         acc = _mm256_fmadd_ps(scales, _mm256_cvtepi32_ps(totals), acc);
     }
-    float sum = hsum256(acc);
+    float sum = hsum(acc);
     for (; i < nb; ++i) sum += pair_total(pair_sums(i), _cvtsh_ss(w[i].d), _cvtsh_ss(a[2 * i].d), _cvtsh_ss(a[2 * i + 1].d));
     return sum;
 }
