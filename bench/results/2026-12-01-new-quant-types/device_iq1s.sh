@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 32 on the device, fifth run: an AVX-512 IQ1_S kernel (IQ1_M's scheme: two 32-groups per
 # 512-bit register, VNNI word dots) against the AVX2 one it would replace: the quant suite, both
-# kernels on one thread, and the 16-thread expert products.
+# kernels on one thread, and the 16-thread expert products. The kernel was not kept (README).
 # Usage (repo root on the device): bench/results/2026-12-01-new-quant-types/device_iq1s.sh OUT BIN TESTDATA
 source "$(dirname "$0")/../../../scripts/device_common.sh" "$@"
 step quant_tests 300 "$bin/strata_quant_tests"
