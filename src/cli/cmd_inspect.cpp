@@ -1,14 +1,18 @@
-// `strata inspect FILE.gguf [--json] [--all-metadata]`: what a model file holds — architecture,
-// hyper-parameters, tokenizer, every tensor, and the byte totals that decide placement.
+// `strata inspect FILE.gguf [--json] [--all-metadata] [--check-values]`: what a model file holds —
+// architecture, hyper-parameters, tokenizer, every tensor, and the byte totals that decide
+// placement; with --check-values, whether every weight dequantizes to finite numbers.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "cli/command.h"
+#include "cli/progress.h"
 #include "gguf/reader.h"
 #include "model/tensor_roles.h"
+#include "quant/check_values.h"
 
 namespace strata::cli {
 namespace {
@@ -17,7 +21,35 @@ struct InspectOptions {
     std::string path;
     bool json = false;
     bool all_metadata = false;
+    bool check_values = false;
+    int threads = 0;
 };
+
+// Every tensor dequantized and scanned (quant/check_values.h), with a progress bar on stderr.
+ValueCheck run_value_check(const GgufFile& f, int threads) {
+    ThreadPool pool(ThreadPool::Options{.threads = threads});
+    ProgressBar bar("check values");
+    ValueCheck c = check_tensor_values(f, pool, [&](uint64_t done, uint64_t total) { bar.update(done, total); });
+    bar.finish();
+    return c;
+}
+
+// The check's verdict in words: 0 when every value is finite, 1 with the bad tensors named.
+int report_value_check(const GgufFile& f, const ValueCheck& c) {
+    if (c.faults.empty()) {
+        fmt::print("  values             finite in all {} tensors checked ({} of types without values skipped)\n",
+                   c.tensors_checked, c.tensors_skipped);
+        return 0;
+    }
+    for (const ValueFault& fault : c.faults) {
+        fmt::print(stderr, "strata inspect: {}\n", fault.describe(tensor_type_info(f.tensor(fault.tensor)->type)->block_size));
+    }
+    fmt::print(stderr,
+               "strata inspect: {} of {} tensors hold NaN or infinite weights: the file is damaged (download it "
+               "again and compare its checksum) or was written by a broken quantizer (quantize it again)\n",
+               c.faults.size(), c.tensors_checked);
+    return 1;
+}
 
 std::string human_bytes(uint64_t b) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -70,6 +102,9 @@ int run_inspect(const InspectOptions& opts) {
     uint64_t params = 0;
     for (const auto& t : f.tensors()) params += t.n_elements;
 
+    std::optional<ValueCheck> values;
+    if (opts.check_values) values = run_value_check(f, opts.threads);
+
     if (opts.json) {
         nlohmann::ordered_json j;
         j["file"] = opts.path;
@@ -106,8 +141,17 @@ int run_inspect(const InspectOptions& opts) {
                         {"moe_layers", bytes.moe_layers}, {"bytes_per_expert", bytes.bytes_per_expert}};
         }
         j["bytes_per_token"] = bytes.bytes_per_token;
+        if (values) {
+            auto faults = nlohmann::ordered_json::array();
+            for (const ValueFault& fault : values->faults) {
+                faults.push_back({{"tensor", fault.tensor}, {"row", fault.row}, {"block", fault.block},
+                                  {"value", fault.value}, {"kind", fault.nan ? "nan" : "infinity"}});
+            }
+            j["values"] = {{"tensors_checked", values->tensors_checked}, {"tensors_skipped", values->tensors_skipped},
+                           {"faults", faults}};
+        }
         fmt::print("{}\n", j.dump(2));
-        return 0;
+        return values && !values->faults.empty() ? 1 : 0;
     }
 
     fmt::print("file          {}{}\n", opts.path, f.file_count() > 1 ? fmt::format(" (+{} more parts)", f.file_count() - 1) : "");
@@ -162,7 +206,7 @@ int run_inspect(const InspectOptions& opts) {
     }
     fmt::print("  bytes per token    {} (weights read to decode one token, KV cache excluded)\n",
                human_bytes(bytes.bytes_per_token));
-    return 0;
+    return values ? report_value_check(f, *values) : 0;
 }
 
 CommandRegistration registration("inspect", "Describe a GGUF model file: metadata, tensors, byte totals",
@@ -173,6 +217,10 @@ CommandRegistration registration("inspect", "Describe a GGUF model file: metadat
                                      app.add_flag("--json", opts->json, "Machine-readable output");
                                      app.add_flag("--all-metadata", opts->all_metadata,
                                                   "Print every metadata key, vocabularies included");
+                                     app.add_flag("--check-values", opts->check_values,
+                                                  "Dequantize every weight and report NaN or infinite values by "
+                                                  "tensor, row and block (reads the whole file)");
+                                     app.add_option("-t,--threads", opts->threads, "CPU threads for --check-values (0: all)");
                                      return [opts] { return run_inspect(*opts); };
                                  });
 

@@ -26,4 +26,21 @@ if "$strata" inspect "$work/truncated.gguf" >/dev/null 2>"$work/err"; then
   echo "a truncated file was accepted"; exit 1
 fi
 grep -q "is the file truncated" "$work/err" || { echo "unclear message:"; cat "$work/err"; exit 1; }
+# --check-values: the built-in model is finite; a copy with one NaN weight in a norm is refused
+# with the tensor and row named.
+builtin="$(dirname "$0")/../../models/strata-kjv-moe.gguf"
+"$strata" inspect "$builtin" --check-values | grep -q "values             finite in all" \
+  || { echo "--check-values did not pass the built-in model"; exit 1; }
+cp "$builtin" "$work/nan.gguf"
+"$strata" inspect --json "$builtin" | python3 -c '
+import json, struct, sys
+t = next(t for t in json.load(sys.stdin)["tensors"] if t["name"] == "blk.2.ffn_norm.weight")
+with open(sys.argv[1], "r+b") as f:
+    f.seek(t["offset"] + 4 * 7)
+    f.write(struct.pack("<f", float("nan")))' "$work/nan.gguf"
+if "$strata" inspect "$work/nan.gguf" --check-values >/dev/null 2>"$work/err"; then
+  echo "a NaN weight passed --check-values"; exit 1
+fi
+grep -q "blk.2.ffn_norm.weight: row 0, value 7 is NaN" "$work/err" \
+  || { echo "unclear --check-values message:"; cat "$work/err"; exit 1; }
 echo "inspect: ok"
