@@ -209,9 +209,12 @@ void GpuExpertTiers::queue_gpu_part(TierStep& s, gpu::GpuContext& g) {
     // Int8 activations (narrow tiles: the matrix-vector kernel; wide ones: the MMQ tiles, which is
     // when the step has hq for a prompt batch): h as the router's matmul quantized it, the gate
     // rows quantized per launch set as they are computed.
+    // The down projection reads the gate rows as int8 only when they are whole 32-value blocks: an
+    // expert FFN of 24 or 48 values takes the float kernel there (it was an internal error).
     const bool int8 = step.hq != nullptr;
+    const bool gate_int8 = int8 && s.ff % 32 == 0;
     gpu::GpuQ8Rows gate_q8;
-    if (int8) gate_q8 = gpu::gpu_q8_view(dev_gate_q8_.get<uint8_t>(g.pool(), gpu::gpu_q8_bytes(plan.sorted_pairs(), s.ff)), plan.sorted_pairs(), s.ff);
+    if (gate_int8) gate_q8 = gpu::gpu_q8_view(dev_gate_q8_.get<uint8_t>(g.pool(), gpu::gpu_q8_bytes(plan.sorted_pairs(), s.ff)), plan.sorted_pairs(), s.ff);
     const StepLaunch launch{
         .sorted = reinterpret_cast<int32_t*>(d_plan + layout.sorted),
         .tiles = reinterpret_cast<int32_t*>(d_plan + layout.tiles),
@@ -220,7 +223,7 @@ void GpuExpertTiers::queue_gpu_part(TierStep& s, gpu::GpuContext& g) {
         .gate = dev_gate_.get<float>(g.pool(), n_sorted * static_cast<uint64_t>(s.ff)),
         .up = dev_up_.get<float>(g.pool(), n_sorted * static_cast<uint64_t>(s.ff)),
         .hx = int8 ? step.hq : nullptr,
-        .gx = int8 ? &gate_q8 : nullptr,
+        .gx = gate_int8 ? &gate_q8 : nullptr,
         // gpt-oss: biases and its clamped activation, unfused (as the all-resident forward).
         .biased_act = L.host.biased() || options_.activation != ExpertActivation::SwiGlu,
     };
