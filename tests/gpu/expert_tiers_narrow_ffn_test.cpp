@@ -15,28 +15,13 @@
 #include "fixture_model.h"
 #include "gguf/reader.h"
 #include "model/model.h"
+#include "model_logits.h"
 #include "model/synth.h"
 #include "runtime/gpu_placement.h"
 #include "support/scratch.h"
 
 namespace strata {
 namespace {
-
-std::vector<float> logits_of(Model& m, const std::vector<int32_t>& tokens, bool one_by_one, CpuContext& cpu) {
-    const int64_t n = static_cast<int64_t>(tokens.size()), vocab = m.config().n_vocab;
-    std::vector<int32_t> positions(tokens.size());
-    std::iota(positions.begin(), positions.end(), 0);
-    KvCache kv = m.make_kv_cache(n);
-    std::vector<float> out(static_cast<size_t>(n * vocab));
-    if (!one_by_one) {
-        m.forward(Batch{tokens.data(), positions.data(), n, 0}, kv, out.data(), LogitsFor::All, cpu);
-        return out;
-    }
-    for (int64_t i = 0; i < n; ++i) {
-        m.forward(Batch{tokens.data() + i, positions.data() + i, 1, 0}, kv, out.data() + i * vocab, LogitsFor::All, cpu);
-    }
-    return out;
-}
 
 class GpuTiersNarrowFfn : public ::testing::TestWithParam<uint32_t> {};
 
@@ -73,8 +58,8 @@ TEST_P(GpuTiersNarrowFfn, OneSlotMatchesResident) {
         auto tiered = load_model_on(*file, options);
         ASSERT_TRUE(tiered) << tiered.status().message();
         for (bool one_by_one : {true, false}) {
-            const std::vector<float> got = logits_of(**tiered, tokens, one_by_one, cpu);
-            const std::vector<float> want = logits_of(**resident, tokens, one_by_one, cpu);
+            const std::vector<float> got = test::model_logits(**tiered, tokens, one_by_one, cpu);
+            const std::vector<float> want = test::model_logits(**resident, tokens, one_by_one, cpu);
             // Streamed misses run the resident kernels. The CPU lane quantizes its activations
             // its own way (Q8_0 by the CPU's rounding, F16 for the down projection): measured on an
             // H200 4.2e-5 .. 5.2e-5 at every width, 64 included; a wrong row costs order one.

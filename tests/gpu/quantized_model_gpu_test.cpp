@@ -20,27 +20,12 @@
 #include "core/thread_pool.h"
 #include "gguf/reader.h"
 #include "model/model.h"
+#include "model_logits.h"
 #include "model/synth.h"
 #include "support/scratch.h"
 
 namespace strata {
 namespace {
-
-std::vector<float> logits_of(Model& m, const std::vector<int32_t>& tokens, bool one_by_one, CpuContext& cpu) {
-    const int64_t n = static_cast<int64_t>(tokens.size()), vocab = m.config().n_vocab;
-    std::vector<int32_t> positions(tokens.size());
-    for (int64_t i = 0; i < n; ++i) positions[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-    KvCache kv = m.make_kv_cache(n);
-    std::vector<float> out(static_cast<size_t>(n * vocab));
-    if (!one_by_one) {
-        m.forward(Batch{tokens.data(), positions.data(), n, 0}, kv, out.data(), LogitsFor::All, cpu);
-        return out;
-    }
-    for (int64_t i = 0; i < n; ++i) {
-        m.forward(Batch{tokens.data() + i, positions.data() + i, 1, 0}, kv, out.data() + i * vocab, LogitsFor::All, cpu);
-    }
-    return out;
-}
 
 // Rows (positions) whose arg-max agrees.
 int64_t same_argmax(const std::vector<float>& a, const std::vector<float>& b, int64_t vocab) {
@@ -104,9 +89,9 @@ TEST(GpuQuantizedModel, PromptBatchMatchesCpuAndDecode) {
     for (int64_t i = 0; i < n; ++i) tokens[static_cast<size_t>(i)] = static_cast<int32_t>((i * 37 + 11) % vocab);
     ThreadPool pool(ThreadPool::Options{.threads = 2});
     CpuContext cpu(pool);
-    const std::vector<float> batch = logits_of(**on_gpu, tokens, false, cpu);
-    const std::vector<float> decode = logits_of(**on_gpu, tokens, true, cpu);
-    const std::vector<float> reference = logits_of(**on_cpu, tokens, false, cpu);
+    const std::vector<float> batch = test::model_logits(**on_gpu, tokens, false, cpu);
+    const std::vector<float> decode = test::model_logits(**on_gpu, tokens, true, cpu);
+    const std::vector<float> reference = test::model_logits(**on_cpu, tokens, false, cpu);
     const double vs_cpu = normalized_mse(batch, reference), vs_decode = normalized_mse(batch, decode);
     const int64_t top1_cpu = same_argmax(batch, reference, vocab), top1_decode = same_argmax(batch, decode, vocab);
     std::printf("gpu-quantized prompt batch vs cpu: nmse %.3e top-1 %lld/%lld; vs gpu decode: nmse %.3e top-1 %lld/%lld\n", vs_cpu,
