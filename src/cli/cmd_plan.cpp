@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "core/file.h"
 #include "gguf/reader.h"
+#include "kv/kv_cache.h"
 #include "plan/model_bytes.h"
 #include "plan/planner.h"
 #include "plan/render.h"

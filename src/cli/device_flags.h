@@ -76,12 +76,8 @@ struct DeviceFlags {
 
     Result<ComputeOptions> options() const {
         ComputeOptions o;
-        if (kv_type != "f16" && kv_type != "f32" && kv_type != "q8_0") {
-            return Status::error("--kv-type: expected f16, f32 or q8_0, got {:?}", kv_type);
-        }
         // One flag for both caches: an `auto` run that falls back to the CPU keeps the type asked for.
-        o.kv_f16 = kv_type != "f32";
-        o.cpu_kv_type = kv_type == "q8_0" ? KvCacheType::Q8_0 : o.kv_f16 ? KvCacheType::F16 : KvCacheType::F32;
+        STRATA_ASSIGN_OR_RETURN(o.kv_type, parse_kv_type(kv_type));
         if (load != "auto" && load != "mmap" && load != "memory") {
             return Status::error("--load: expected auto, mmap or memory, got {:?}", load);
         }

@@ -7,6 +7,11 @@
 
 namespace strata {
 
+Result<KvCacheType> parse_kv_type(std::string_view name) {
+    if (auto type = kv_type_from_name(name)) return *type;
+    return Status::error("--kv-type: expected f16, f32 or q8_0, got {:?}", name);
+}
+
 KvCache::KvCache(int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvCacheType type)
     : KvCache(std::vector<bool>(static_cast<size_t>(n_layer), true), n_ctx, k_dim, v_dim, type) {}
 

@@ -18,28 +18,13 @@
 
 #include "core/aligned_buffer.h"
 #include "core/check.h"
+#include "core/status.h"
+#include "kv/kv_type.h"
 
 namespace strata {
 
-// Element type of a host KV cache. f32 keeps the attention exact; f16 halves the cache (and what
-// a decode step reads of it) at a rounding of 2^-11 relative per element, as llama.cpp's default.
-// q8_0 (ggml's blocks: 32 int8 values and an f16 scale, 34 bytes) takes 53% of f16, at a rounding
-// of up to 1/254 of each block's largest magnitude; it needs head dims that are multiples of 32,
-// so that every head starts on a block (kv_type_fits).
-enum class KvCacheType { F32, F16, Q8_0 };
-// Bytes of one row of dim elements.
-inline int64_t kv_row_bytes(KvCacheType type, int64_t dim) {
-    switch (type) {
-        case KvCacheType::F32: return 4 * dim;
-        case KvCacheType::F16: return 2 * dim;
-        case KvCacheType::Q8_0: return dim / 32 * 34;
-    }
-    return 4 * dim;
-}
-// Whether rows of heads of these dimensions can be kept in this type.
-inline bool kv_type_fits(KvCacheType type, int64_t head_dim_k, int64_t head_dim_v) {
-    return type != KvCacheType::Q8_0 || (head_dim_k % 32 == 0 && head_dim_v % 32 == 0);
-}
+// The --kv-type flag's value (run, chat, serve, bench, parity, perplexity and plan alike).
+Result<KvCacheType> parse_kv_type(std::string_view name);
 
 // Rows a backend keeps outside host memory (the GPU's device cache). The KvCache owns them, so
 // they live exactly as long as the session whose cache they are.

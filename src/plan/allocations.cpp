@@ -8,45 +8,21 @@ namespace {
 constexpr uint64_t kF32 = 4;
 }  // namespace
 
-Result<KvElementType> parse_kv_type(std::string_view name) {
-    if (name == "f32") return KvElementType::F32;
-    if (name == "f16") return KvElementType::F16;
-    if (name == "q8_0") return KvElementType::Q8_0;
-    return Status::error("--kv-type: expected one of f32, f16, q8_0, got \"{}\"", name);
-}
-
-std::string_view kv_type_name(KvElementType type) {
-    switch (type) {
-        case KvElementType::F32: return "f32";
-        case KvElementType::F16: return "f16";
-        case KvElementType::Q8_0: return "q8_0";
-    }
-    return "?";
-}
-
-uint64_t kv_row_bytes(KvElementType type, uint64_t dim, uint64_t head_dim) {
-    switch (type) {
-        case KvElementType::F32: return dim * 4;
-        case KvElementType::F16: return dim * 2;
-        case KvElementType::Q8_0: return (dim + 31) / 32 * 34;
-    }
-    return dim * 4;
-}
-
-ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvElementType type, uint32_t layer_begin,
+ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvCacheType type, uint32_t layer_begin,
                              uint32_t layer_end) {
     ContextMemory m;
     for (uint32_t il = layer_begin; il < std::min(layer_end, cfg.n_layer); ++il) {
         if (cfg.is_recurrent_layer(il)) ++m.recurrent_layers;
         else ++m.attention_layers;
     }
-    const uint64_t row = kv_row_bytes(type, cfg.kv_dim_k(), cfg.head_dim_k) + kv_row_bytes(type, cfg.kv_dim_v(), cfg.head_dim_v);
+    const auto row_bytes = [&](KvCacheType t) {
+        return static_cast<uint64_t>(kv_row_bytes(t, cfg.kv_dim_k()) + kv_row_bytes(t, cfg.kv_dim_v()));
+    };
+    const uint64_t row = row_bytes(type);
     m.kv_bytes_per_token = uint64_t(m.attention_layers) * row;
     m.kv_bytes = m.kv_bytes_per_token * static_cast<uint64_t>(std::max<int64_t>(n_ctx, 0));
-    if (type == KvElementType::Q8_0 && m.attention_layers > 0) {
-        m.kv_staging_bytes = (kv_row_bytes(KvElementType::F16, cfg.kv_dim_k(), cfg.head_dim_k) +
-                              kv_row_bytes(KvElementType::F16, cfg.kv_dim_v(), cfg.head_dim_v)) *
-                             static_cast<uint64_t>(std::max<int64_t>(n_ctx, 0));
+    if (type == KvCacheType::Q8_0 && m.attention_layers > 0) {
+        m.kv_staging_bytes = row_bytes(KvCacheType::F16) * static_cast<uint64_t>(std::max<int64_t>(n_ctx, 0));
     }
     if (m.recurrent_layers > 0) {
         // kv/recurrent_state.h: per layer (kernel-1) rows of the conv channels (q, k and v heads:

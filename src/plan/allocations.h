@@ -6,7 +6,7 @@
 // backend that needs a new buffer adds its term here, and a test compares its real allocations
 // with these numbers. Where a formula is deliberately generous it says so.
 //
-//   ContextMemory c = context_memory(cfg, 4096, KvElementType::F16);   // c.kv_bytes
+//   ContextMemory c = context_memory(cfg, 4096, KvCacheType::F16);   // c.kv_bytes
 //   Workspace ws = device_workspace(cfg, weights, 512, /*stage_experts=*/true);
 //   ws.total();
 
@@ -14,24 +14,13 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "kv/kv_type.h"
 #include "model/config.h"
 #include "plan/model_bytes.h"
 
 namespace strata {
 
 // Storage of one KV cache element.
-enum class KvElementType {
-    F32,   // 4 bytes
-    F16,   // 2 bytes
-    Q8_0,  // ggml's q8_0 blocks: 32 int8 values + one f16 scale = 34 bytes per 32 values
-};
-// The caches the engine builds (--kv-type of run, serve, bench and plan alike).
-Result<KvElementType> parse_kv_type(std::string_view name);  // "f32", "f16", "q8_0"
-std::string_view kv_type_name(KvElementType type);
-
-// Bytes of one cache row of `dim` values made of heads of `head_dim` values.
-uint64_t kv_row_bytes(KvElementType type, uint64_t dim, uint64_t head_dim);
-
 struct ContextMemory {
     uint32_t attention_layers = 0;   // layers with a KV cache
     uint32_t recurrent_layers = 0;   // DeltaNet layers (qwen3next / qwen35moe) with a fixed-size state
@@ -48,7 +37,7 @@ struct ContextMemory {
 // which the config describes as one KV head of key_length / value_length.
 // layer_begin/layer_end: only the layers [begin, end) (one GPU's share of a layer split); a layer
 // is recurrent or not by its index in the whole model.
-ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvElementType type, uint32_t layer_begin = 0,
+ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvCacheType type, uint32_t layer_begin = 0,
                              uint32_t layer_end = UINT32_MAX);
 
 // The buffers a forward pass of up to n_batch tokens keeps live at once, in bytes. All

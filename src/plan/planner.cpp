@@ -114,7 +114,7 @@ std::vector<std::string> suggest(const ModelInventory& inv, const ModelWeights& 
     }
     // A narrower KV type: one whose cache (with the staging rows of q8_0) takes less, and that the
     // plan's device runs.
-    for (KvElementType t : {KvElementType::F16, KvElementType::Q8_0}) {
+    for (KvCacheType t : {KvCacheType::F16, KvCacheType::Q8_0}) {
         ContextMemory alt = context_memory(inv.config, req.n_ctx, t);
         if (!p.has_gpu) alt.kv_staging_bytes = 0;
         if (p.context.kv_bytes == 0 || alt.total() >= p.context.total()) continue;

@@ -47,7 +47,7 @@ struct PlanRequest {
     uint64_t ram_bytes = 0;            // host RAM the engine may use (MemAvailable by default)
     uint64_t ram_reserve = 1 * kGiB;   // left to the OS, the page cache of the file, other programs
     int64_t n_ctx = 4096;
-    KvElementType kv_type = KvElementType::F16;
+    KvCacheType kv_type = KvCacheType::F16;
     int64_t n_batch = 512;             // tokens per forward pass (prompt chunks, verify windows)
     // --split layer: the GPUs in layer order (two or more; `gpu` is then ignored). vram_budget and
     // vram_reserve apply to each GPU separately.

@@ -344,7 +344,7 @@ GpuOpCheck attention_family(const Env& env, uint32_t seed) {
     cpu_attention(qp.data(), kv, 0, n_prompt, prompt_pos0, p, wantp.data(), env.cpu);
 
     std::string error;
-    gpu::GpuKvCache cache(env.gpu.pool(), 1, n_ctx, kv_dim, kv_dim, gpu::KvType::F16, &error);
+    gpu::GpuKvCache cache(env.gpu.pool(), 1, n_ctx, kv_dim, kv_dim, KvCacheType::F16, &error);
     if (!cache.ok()) return failed_gpu_op_check(name, kAttentionLimit, "device KV cache: " + error);
     DeviceScope dev(env.gpu);
     const float* dk = dev.upload(keys);

@@ -50,9 +50,7 @@ void fill_plan_request(const ComputeOptions& options, const GpuPlacementRequest&
     auto ram = host_available_ram();
     req.ram_bytes = ram ? *ram : 0;
     req.n_ctx = request.n_ctx;
-    req.kv_type = options.cpu_kv_type == KvCacheType::Q8_0 ? KvElementType::Q8_0
-                  : options.kv_f16                           ? KvElementType::F16
-                                                             : KvElementType::F32;
+    req.kv_type = options.kv_type;
     req.n_batch = request.n_batch;
 }
 

@@ -25,7 +25,8 @@ TEST_P(GpuModelParity, MatchesTransformersLogits) {
     STRATA_SKIP_IF_MISSING(ref_path);
     ThreadPool pool(ThreadPool::Options{.threads = 2});
     for (bool kv_f16 : {true, false}) {
-        const ComputeOptions options{.device = ComputeDevice::Gpu, .gpu_ordinal = 0, .kv_f16 = kv_f16};
+        const ComputeOptions options{.device = ComputeDevice::Gpu, .gpu_ordinal = 0,
+                                     .kv_type = kv_f16 ? KvCacheType::F16 : KvCacheType::F32};
         for (bool one_by_one : {false, true}) {
             auto report = run_parity(model_path, ref_path, one_by_one ? 1 : 0, pool,
                                      [&](const GgufFile& f) { return load_model_on(f, options); });

@@ -43,26 +43,26 @@ class GpuAttention : public GpuOpTest {
 protected:
     // The limit for a case the flash path takes: exact up to float summation order, unless an f16
     // cache runs on tensor cores (gpu_ops_attention_mma.h: heads up to 128 wide).
-    double flash_limit(const AttentionCase& c, gpu::KvType type) {
-        const bool f16 = type == gpu::KvType::F16;
+    double flash_limit(const AttentionCase& c, KvCacheType type) {
+        const bool f16 = type == KvCacheType::F16;
         return f16 && gpu::gpu_attention_flash_mma(ctx()) && std::max(c.hd_k, c.hd_v) <= 128 ? kFlashMmaLimit : 1e-10;
     }
 
     // The limit for a decode case: exact up to float summation order, unless an f16 cache runs
     // decode on tensor cores (gpu_attention_decode_mma), with the prompt tiles' f16 rounding.
-    double decode_limit(gpu::KvType type) {
-        return type == gpu::KvType::F16 && gpu::gpu_attention_decode_mma(ctx()) ? kFlashMmaLimit : 1e-10;
+    double decode_limit(KvCacheType type) {
+        return type == KvCacheType::F16 && gpu::gpu_attention_decode_mma(ctx()) ? kFlashMmaLimit : 1e-10;
     }
 
     // Runs the case through gpu_attention (positions on the host) and gpu_attention_at (positions
     // on the device) and compares both with cpu_attention over the same (f16-rounded) rows.
-    void expect_matches_cpu(const AttentionCase& c, gpu::KvType type, double limit) {
+    void expect_matches_cpu(const AttentionCase& c, KvCacheType type, double limit) {
         const int64_t n_kv = c.pos0 + c.n_tokens, k_dim = c.n_head_kv * c.hd_k, v_dim = c.n_head_kv * c.hd_v;
         std::vector<float> keys = random_floats(rng_, static_cast<size_t>(n_kv * k_dim));
         std::vector<float> values = random_floats(rng_, static_cast<size_t>(n_kv * v_dim));
         const std::vector<float> q = random_floats(rng_, static_cast<size_t>(c.n_tokens * c.n_head * c.hd_k));
         const std::vector<float> sinks = random_floats(rng_, static_cast<size_t>(c.n_head), 2.0f);
-        if (type == gpu::KvType::F16) {
+        if (type == KvCacheType::F16) {
             for (float& v : keys) v = fp16_to_fp32(fp32_to_fp16(v));
             for (float& v : values) v = fp16_to_fp32(fp32_to_fp16(v));
         }
@@ -86,7 +86,7 @@ protected:
         std::iota(positions.begin(), positions.end(), static_cast<int32_t>(c.pos0));
         const float* dq = to_device(q);
         const std::string name =
-            fmt::format("{} heads {}/{} dim {}/{} n={} pos0={}{}{}{}", type == gpu::KvType::F16 ? "f16" : "f32",
+            fmt::format("{} heads {}/{} dim {}/{} n={} pos0={}{}{}{}", type == KvCacheType::F16 ? "f16" : "f32",
                         c.n_head, c.n_head_kv, c.hd_k, c.hd_v, c.n_tokens, c.pos0,
                         c.window ? fmt::format(" window {}", c.window) : "", c.sinks ? " sinks" : "",
                         c.n_ctx ? fmt::format(" ctx {}", c.n_ctx) : "");
@@ -136,14 +136,14 @@ TEST_F(GpuAttention, CausalGqaOverF32AndF16Cache) {
     CpuContext cpu(threads);
     std::mt19937 rng(6);
     for (const Case& c : cases) {
-        for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) {
+        for (KvCacheType type : {KvCacheType::F32, KvCacheType::F16}) {
             const int64_t n_kv = c.pos0 + c.n_tokens, k_dim = c.n_head_kv * c.hd_k, v_dim = c.n_head_kv * c.hd_v;
             std::vector<float> keys = random_floats(rng, static_cast<size_t>(n_kv * k_dim));
             std::vector<float> values = random_floats(rng, static_cast<size_t>(n_kv * v_dim));
             const std::vector<float> q = random_floats(rng, static_cast<size_t>(c.n_tokens * c.n_head * c.hd_k));
             const std::vector<float> sinks = random_floats(rng, static_cast<size_t>(c.n_head));
             // The reference cache holds what the f16 cache holds, so only the kernel is compared.
-            if (type == gpu::KvType::F16) {
+            if (type == KvCacheType::F16) {
                 for (float& v : keys) v = fp16_to_fp32(fp32_to_fp16(v));
                 for (float& v : values) v = fp16_to_fp32(fp32_to_fp16(v));
             }
@@ -166,7 +166,7 @@ TEST_F(GpuAttention, CausalGqaOverF32AndF16Cache) {
             float* out = device_zeros<float>(want.size());
             gpu::gpu_attention(to_device(q), cache, 0, c.n_tokens, c.pos0, gp, out, ctx());
             EXPECT_NMSE(fmt::format("attention {} heads {}/{} dim {}/{} n={} pos0={}{}{}",
-                                    type == gpu::KvType::F16 ? "f16" : "f32", c.n_head, c.n_head_kv, c.hd_k, c.hd_v,
+                                    type == KvCacheType::F16 ? "f16" : "f32", c.n_head, c.n_head_kv, c.hd_k, c.hd_v,
                                     c.n_tokens, c.pos0, c.window ? " window" : "", c.sinks ? " sinks" : ""),
                         from_device(out, want.size()), want, decode_limit(type));
         }
@@ -190,7 +190,7 @@ TEST_F(GpuAttention, DecodeSplitsLongCachesWithGqaWindowsAndSinks) {
         {6, 2, 64, 32, 2, 3001},                         // value heads narrower than key heads
     };
     for (const AttentionCase& c : cases) {
-        for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) expect_matches_cpu(c, type, decode_limit(type));
+        for (KvCacheType type : {KvCacheType::F32, KvCacheType::F16}) expect_matches_cpu(c, type, decode_limit(type));
     }
     EXPECT_GT(int8_outputs_checked_, 0) << "no split case wrote its output as int8";
 }
@@ -212,7 +212,7 @@ TEST_F(GpuAttention, DecodeGroupedTilesOverShapes) {
         {16, 2, 64, 64, 3, 5000, 1000, true, 9000},   // window, sinks and several tokens
     };
     for (const AttentionCase& c : cases) {
-        for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) expect_matches_cpu(c, type, decode_limit(type));
+        for (KvCacheType type : {KvCacheType::F32, KvCacheType::F16}) expect_matches_cpu(c, type, decode_limit(type));
     }
 }
 
@@ -227,7 +227,7 @@ TEST_F(GpuAttention, DecodeGraphReplaysAtOtherDepths) {
     const std::vector<float> q = random_floats(rng_, static_cast<size_t>(n_head * hd));
     const std::vector<float> sinks = random_floats(rng_, static_cast<size_t>(n_head), 2.0f);
     std::string error;
-    gpu::GpuKvCache cache(pool(), 1, n_ctx, k_dim, k_dim, gpu::KvType::F16, &error);
+    gpu::GpuKvCache cache(pool(), 1, n_ctx, k_dim, k_dim, KvCacheType::F16, &error);
     ASSERT_TRUE(cache.ok()) << error;
     gpu::gpu_kv_store(to_device(keys), to_device(values), n_ctx, 0, cache, 0, ctx());
     gpu::GpuAttentionParams gp;
@@ -264,7 +264,7 @@ TEST_F(GpuAttention, DecodeGraphReplaysAtOtherDepths) {
         std::vector<float> want(got.size());
         cpu_attention(q.data(), kv, 0, 1, depth, p, want.data(), cpu);
         EXPECT_NMSE(fmt::format("attention graph replay f16 heads 32/4 dim 128 ctx 9000 at pos {}", depth), got, want,
-                    decode_limit(gpu::KvType::F16));
+                    decode_limit(KvCacheType::F16));
     }
 }
 
@@ -283,7 +283,7 @@ TEST_F(GpuAttention, PromptBatchesMatchCpuInFlashTiles) {
         {4, 1, 256, 256, 64, 10},            // 256-wide heads stay on the rows kernel
     };
     for (const AttentionCase& c : cases) {
-        for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) expect_matches_cpu(c, type, flash_limit(c, type));
+        for (KvCacheType type : {KvCacheType::F32, KvCacheType::F16}) expect_matches_cpu(c, type, flash_limit(c, type));
     }
 }
 
@@ -324,13 +324,13 @@ TEST_F(GpuAttention, Q8CacheMatchesTheCpuQ8Cache) {
         cpu_attention(q.data(), kv, 0, c.n_tokens, c.pos0, p, want.data(), cpu_);
 
         std::string error;
-        gpu::GpuKvCache cache(pool(), 1, std::max(c.n_ctx, n_kv), k_dim, v_dim, gpu::KvType::Q8_0, &error);
+        gpu::GpuKvCache cache(pool(), 1, std::max(c.n_ctx, n_kv), k_dim, v_dim, KvCacheType::Q8_0, &error);
         ASSERT_TRUE(cache.ok()) << error;
-        EXPECT_EQ(cache.type(), gpu::KvType::F16);  // what attention reads
+        EXPECT_EQ(cache.type(), KvCacheType::F16);  // what attention reads
         gpu::gpu_kv_store(to_device(keys), to_device(values), n_kv, 0, cache, 0, ctx());
         const std::string name = fmt::format("q8_0 heads {}/{} dim {}/{} n={} pos0={}{}{}", c.n_head, c.n_head_kv, c.hd_k,
                                              c.hd_v, c.n_tokens, c.pos0, c.window ? " window" : "", c.sinks ? " sinks" : "");
-        const uint64_t k_row = gpu::gpu_kv_row_bytes(gpu::KvType::Q8_0, k_dim);
+        const uint64_t k_row = static_cast<uint64_t>(kv_row_bytes(KvCacheType::Q8_0, k_dim));
         const std::vector<uint8_t> stored = from_device(static_cast<const uint8_t*>(cache.stored_keys(0)),
                                                         static_cast<size_t>(n_kv * k_row));
         int64_t differ = 0;
@@ -373,7 +373,7 @@ TEST_F(GpuAttention, PromptBatchesOnTensorCores) {
         {8, 2, 80, 80, 257, 5},                 // 80-wide heads padded up to 128
         {32, 4, 128, 128, 33, 4000},            // deep in the cache
     };
-    for (const AttentionCase& c : cases) expect_matches_cpu(c, gpu::KvType::F16, kFlashMmaLimit);
+    for (const AttentionCase& c : cases) expect_matches_cpu(c, KvCacheType::F16, kFlashMmaLimit);
     std::printf("flash attention over f16 caches: %s\n",
                 gpu::gpu_attention_flash_mma(ctx()) ? "tensor cores" : "FMA tiles (no sm_80+ or STRATA_GPU_FLASH_MMA=0)");
 }

@@ -295,7 +295,7 @@ TEST_F(GpuDeepseekOps, KvRowsNormedRopedAndStored) {
     };
     for (const Shape s : {Shape{32, 8}, Shape{512, 64}}) {
         for (const auto& [table_name, table] : mla_rope_tables(s.r)) {
-            for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) {
+            for (KvCacheType type : {KvCacheType::F32, KvCacheType::F16}) {
                 const std::vector<int32_t> positions = {5, 0, 63, 17, 2};
                 const int64_t n = static_cast<int64_t>(positions.size()), width = s.lora + s.r, n_ctx = 64;
                 std::vector<float> kva = random_floats(rng, static_cast<size_t>(n * width), 3.0f);
@@ -313,12 +313,12 @@ TEST_F(GpuDeepseekOps, KvRowsNormedRopedAndStored) {
                 }
                 cpu_rope_table(kva.data() + s.lora, n, 1, width, table, positions.data());
                 const std::string name = fmt::format("mla_kv_norm_rope_store latent {} rope {} {} {} cache", s.lora,
-                                                     s.r, table_name, type == gpu::KvType::F16 ? "f16" : "f32");
+                                                     s.r, table_name, type == KvCacheType::F16 ? "f16" : "f32");
                 EXPECT_NMSE(name + " rows", from_device(d_kva, kva.size()), kva, 1e-12);
 
                 const auto read = [&](void* p, int64_t count) {
                     std::vector<float> out(static_cast<size_t>(count));
-                    if (type == gpu::KvType::F32) return from_device(static_cast<const float*>(p), out.size());
+                    if (type == KvCacheType::F32) return from_device(static_cast<const float*>(p), out.size());
                     const std::vector<uint16_t> h = from_device(static_cast<const uint16_t*>(p), out.size());
                     for (size_t i = 0; i < h.size(); ++i) out[i] = fp16_to_fp32(h[i]);
                     return out;
@@ -326,7 +326,7 @@ TEST_F(GpuDeepseekOps, KvRowsNormedRopedAndStored) {
                 const std::vector<float> keys = read(cache.keys(1), n_ctx * width);
                 const std::vector<float> values = read(cache.values(1), n_ctx * s.lora);
                 std::vector<float> got_k, want_k, got_v, want_v;
-                const auto stored = [&](float v) { return type == gpu::KvType::F16 ? fp16_to_fp32(fp32_to_fp16(v)) : v; };
+                const auto stored = [&](float v) { return type == KvCacheType::F16 ? fp16_to_fp32(fp32_to_fp16(v)) : v; };
                 for (int64_t t = 0; t < n; ++t) {
                     const int64_t pos = positions[static_cast<size_t>(t)];
                     for (int64_t i = 0; i < width; ++i) {
@@ -339,7 +339,7 @@ TEST_F(GpuDeepseekOps, KvRowsNormedRopedAndStored) {
                     }
                 }
                 // A value an ulp off before the f16 rounding may round to the neighbouring half.
-                const double limit = type == gpu::KvType::F16 ? 1e-7 : 1e-12;
+                const double limit = type == KvCacheType::F16 ? 1e-7 : 1e-12;
                 EXPECT_NMSE(name + " keys", got_k, want_k, limit);
                 EXPECT_NMSE(name + " values", got_v, want_v, limit);
             }

@@ -25,8 +25,8 @@ namespace {
 class GpuFused : public GpuOpTest {
 protected:
     // The whole cache layer as floats (f16 widened).
-    std::vector<float> read_cache(const void* p, int64_t n, gpu::KvType type) {
-        if (type == gpu::KvType::F32) return from_device(static_cast<const float*>(p), static_cast<size_t>(n));
+    std::vector<float> read_cache(const void* p, int64_t n, KvCacheType type) {
+        if (type == KvCacheType::F32) return from_device(static_cast<const float*>(p), static_cast<size_t>(n));
         const std::vector<uint16_t> bits = from_device(static_cast<const uint16_t*>(p), static_cast<size_t>(n));
         std::vector<float> out(bits.size());
         for (size_t i = 0; i < bits.size(); ++i) out[i] = fp16_to_fp32(bits[i]);
@@ -45,7 +45,7 @@ TEST_F(GpuFused, QkNormRopeStore) {
     std::mt19937 rng(11);
     const float eps = 1e-6f;
     for (const Case& c : cases) {
-        for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) {
+        for (KvCacheType type : {KvCacheType::F32, KvCacheType::F16}) {
             const int64_t n = c.n_tokens, k_dim = c.n_head_kv * c.head_dim, v_dim = c.n_head_kv * c.head_dim_v;
             const int64_t n_ctx = c.pos0 + n;
             const std::vector<float> q = random_floats(rng, static_cast<size_t>(n * c.n_head * c.head_dim), 2.0f);
@@ -65,7 +65,7 @@ TEST_F(GpuFused, QkNormRopeStore) {
             cpu_rope(want_q.data(), n, c.n_head, rp, positions.data());
             cpu_rope(want_k.data(), n, c.n_head_kv, rp, positions.data());
             std::vector<float> want_v = v;
-            if (type == gpu::KvType::F16) {  // the cache rounds what it stores
+            if (type == KvCacheType::F16) {  // the cache rounds what it stores
                 for (float& x : want_k) x = fp16_to_fp32(fp32_to_fp16(x));
                 for (float& x : want_v) x = fp16_to_fp32(fp32_to_fp16(x));
             }
@@ -81,12 +81,12 @@ TEST_F(GpuFused, QkNormRopeStore) {
             const std::vector<float> keys = read_cache(cache.keys(0), n_ctx * k_dim, type);
             const std::vector<float> values = read_cache(cache.values(0), n_ctx * v_dim, type);
             const std::string what = fmt::format("{} heads {}/{} dim {}/{} rope {} n={} pos0={}{}",
-                                                 type == gpu::KvType::F16 ? "f16" : "f32", c.n_head, c.n_head_kv,
+                                                 type == KvCacheType::F16 ? "f16" : "f32", c.n_head, c.n_head_kv,
                                                  c.head_dim, c.head_dim_v, c.rope_dims, n, c.pos0, c.norms ? " normed" : "");
             EXPECT_NMSE("qk_norm_rope_store q " + what, from_device(dq, q.size()), want_q, 1e-11);
             EXPECT_NMSE("qk_norm_rope_store k " + what,
                         std::vector<float>(keys.begin() + c.pos0 * k_dim, keys.end()), want_k,
-                        type == gpu::KvType::F16 ? 1e-6 : 1e-11);  // a float ulp apart can round to neighbouring halves
+                        type == KvCacheType::F16 ? 1e-6 : 1e-11);  // a float ulp apart can round to neighbouring halves
             EXPECT_NMSE("qk_norm_rope_store v " + what,
                         std::vector<float>(values.begin() + c.pos0 * v_dim, values.end()), want_v, 0.0);
         }
@@ -296,7 +296,7 @@ TEST_F(GpuFused, AttentionAtDevicePositions) {
     for (const int64_t n : {int64_t{1}, int64_t{6}}) {
         const int64_t pos0 = n_ctx - n;
         std::string error;
-        gpu::GpuKvCache cache(pool(), 1, n_ctx, n_head_kv * hd, n_head_kv * hd, gpu::KvType::F16, &error);
+        gpu::GpuKvCache cache(pool(), 1, n_ctx, n_head_kv * hd, n_head_kv * hd, KvCacheType::F16, &error);
         ASSERT_TRUE(cache.ok()) << error;
         const std::vector<float> kv = random_floats(rng, static_cast<size_t>(n_ctx * n_head_kv * hd));
         gpu::gpu_kv_store(to_device(kv), to_device(kv), n_ctx, 0, cache, 0, ctx());

@@ -52,10 +52,10 @@ protected:
     struct Rows {
         std::vector<float> keys, values;
     };
-    Rows random_rows(const MlaShape& s, int64_t n_kv, gpu::KvType type) {
+    Rows random_rows(const MlaShape& s, int64_t n_kv, KvCacheType type) {
         Rows r{random_floats(rng_, static_cast<size_t>(n_kv * (s.lora + s.rope))),
                random_floats(rng_, static_cast<size_t>(n_kv * s.lora))};
-        if (type == gpu::KvType::F16) {
+        if (type == KvCacheType::F16) {
             for (float& v : r.keys) v = fp16_to_fp32(fp32_to_fp16(v));
             for (float& v : r.values) v = fp16_to_fp32(fp32_to_fp16(v));
         }
@@ -77,7 +77,7 @@ protected:
 
     gpu::GpuMlaParams params(const MlaShape& s) { return {s.n_head, s.lora, s.rope, s.scale}; }
 
-    void expect_matches_cpu(const MlaShape& s, const MlaCase& c, gpu::KvType type) {
+    void expect_matches_cpu(const MlaShape& s, const MlaCase& c, KvCacheType type) {
         const int64_t n_kv = c.pos0 + c.n_tokens, k_dim = s.lora + s.rope;
         const Rows rows = random_rows(s, n_kv, type);
         const std::vector<float> q = random_floats(rng_, static_cast<size_t>(c.n_tokens * s.n_head * k_dim));
@@ -93,7 +93,7 @@ protected:
         gpu::gpu_attention_mla(to_device(q), cache, 0, c.n_tokens, to_device(positions), params(s), out, ctx());
         // Only the summation order differs from the reference (both read the same rounded rows),
         // as in the other attention tests.
-        EXPECT_NMSE(fmt::format("attention_mla {} {} heads {}+{} n={} pos0={}{}", type == gpu::KvType::F16 ? "f16" : "f32",
+        EXPECT_NMSE(fmt::format("attention_mla {} {} heads {}+{} n={} pos0={}{}", type == KvCacheType::F16 ? "f16" : "f32",
                                 s.name, s.n_head, s.lora, s.rope, c.n_tokens, c.pos0,
                                 c.n_ctx ? fmt::format(" ctx {}", c.n_ctx) : ""),
                     from_device(out, want.size()), want, 1e-10);
@@ -129,7 +129,7 @@ TEST_F(GpuMla, DecodeMatchesCpuAtDepths) {
     };
     for (const MlaShape& s : {kDeepSeekV3, kMid, kTiny, kOddHeads}) {
         for (const MlaCase& c : cases) {
-            for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) expect_matches_cpu(s, c, type);
+            for (KvCacheType type : {KvCacheType::F32, KvCacheType::F16}) expect_matches_cpu(s, c, type);
         }
     }
 }
@@ -143,7 +143,7 @@ TEST_F(GpuMla, PromptsMatchCpu) {
     };
     for (const MlaShape& s : {kDeepSeekV3, kMid, kTiny, kOddHeads, kNoRope}) {
         for (const MlaCase& c : cases) {
-            for (gpu::KvType type : {gpu::KvType::F32, gpu::KvType::F16}) expect_matches_cpu(s, c, type);
+            for (KvCacheType type : {KvCacheType::F32, KvCacheType::F16}) expect_matches_cpu(s, c, type);
         }
     }
 }
@@ -153,10 +153,10 @@ TEST_F(GpuMla, PromptsMatchCpu) {
 TEST_F(GpuMla, DecodeGraphReplaysAtOtherDepths) {
     for (const MlaShape& s : {kDeepSeekV3, kTiny}) {
         const int64_t n_ctx = 9000, k_dim = s.lora + s.rope;
-        const Rows rows = random_rows(s, n_ctx, gpu::KvType::F16);
+        const Rows rows = random_rows(s, n_ctx, KvCacheType::F16);
         const std::vector<float> q = random_floats(rng_, static_cast<size_t>(s.n_head * k_dim));
         std::string error;
-        gpu::GpuKvCache cache(pool(), 1, n_ctx, k_dim, s.lora, gpu::KvType::F16, &error);
+        gpu::GpuKvCache cache(pool(), 1, n_ctx, k_dim, s.lora, KvCacheType::F16, &error);
         ASSERT_TRUE(cache.ok()) << error;
         gpu::gpu_kv_store(to_device(rows.keys), to_device(rows.values), n_ctx, 0, cache, 0, ctx());
         const float* dq = to_device(q);
@@ -196,7 +196,7 @@ TEST_F(GpuMla, Q8CacheMatchesTheCpuQ8Cache) {
     for (const MlaShape& s : {kDeepSeekV3, kMid, kNoRope}) {
         for (const MlaCase& c : cases) {
             const int64_t n_kv = c.pos0 + c.n_tokens, k_dim = s.lora + s.rope;
-            const Rows rows = random_rows(s, n_kv, gpu::KvType::F16);
+            const Rows rows = random_rows(s, n_kv, KvCacheType::F16);
             const std::vector<float> q = random_floats(rng_, static_cast<size_t>(c.n_tokens * s.n_head * k_dim));
             KvCache kv(1, n_kv, k_dim, s.lora, KvCacheType::Q8_0);
             for (int64_t pos = 0; pos < n_kv; ++pos) {
@@ -207,7 +207,7 @@ TEST_F(GpuMla, Q8CacheMatchesTheCpuQ8Cache) {
                           want.data(), cpu_);
 
             std::string error;
-            gpu::GpuKvCache cache(pool(), 1, std::max(c.n_ctx, n_kv), k_dim, s.lora, gpu::KvType::Q8_0, &error);
+            gpu::GpuKvCache cache(pool(), 1, std::max(c.n_ctx, n_kv), k_dim, s.lora, KvCacheType::Q8_0, &error);
             ASSERT_TRUE(cache.ok()) << error;
             if (c.pos0 > 0) gpu::gpu_kv_store(to_device(rows.keys), to_device(rows.values), c.pos0, 0, cache, 0, ctx());
             const auto f16_rows = [](const std::vector<float>& v, int64_t first, int64_t count) {
@@ -228,8 +228,8 @@ TEST_F(GpuMla, Q8CacheMatchesTheCpuQ8Cache) {
                                                  c.n_ctx ? fmt::format(" ctx {}", c.n_ctx) : "");
             EXPECT_NMSE(name, from_device(out, want.size()), want, 1e-6);
 
-            const uint64_t k_row = gpu::gpu_kv_row_bytes(gpu::KvType::Q8_0, k_dim);
-            const uint64_t v_row = gpu::gpu_kv_row_bytes(gpu::KvType::Q8_0, s.lora);
+            const uint64_t k_row = static_cast<uint64_t>(kv_row_bytes(KvCacheType::Q8_0, k_dim));
+            const uint64_t v_row = static_cast<uint64_t>(kv_row_bytes(KvCacheType::Q8_0, s.lora));
             const std::vector<uint8_t> keys = from_device(static_cast<const uint8_t*>(cache.stored_keys(0)),
                                                           static_cast<size_t>(n_kv * k_row));
             const std::vector<uint8_t> values = from_device(static_cast<const uint8_t*>(cache.stored_values(0)),
@@ -252,7 +252,7 @@ TEST_F(GpuMla, RefusesUnsupportedShapes) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");  // a child of its own, not a fork of a GPU process
     std::string error;
     const auto run = [&](int64_t lora, int64_t rope, int64_t cache_k, int64_t cache_v) {
-        gpu::GpuKvCache cache(pool(), 1, 16, cache_k, cache_v, gpu::KvType::F32, &error);
+        gpu::GpuKvCache cache(pool(), 1, 16, cache_k, cache_v, KvCacheType::F32, &error);
         float* q = device_zeros<float>(static_cast<size_t>(4 * (lora + rope)));
         float* out = device_zeros<float>(static_cast<size_t>(4 * lora));
         const int32_t* positions = to_device(std::vector<int32_t>{0});

@@ -78,13 +78,12 @@ TEST_P(KvCacheOfModel, AllocatesWhatThePlannerReserved) {
     ASSERT_TRUE(model) << model.status().message();
     const ModelConfig& cfg = (*model)->config();
     const int64_t n_ctx = 37;
-    for (auto [type, planned_type] : {std::pair{KvCacheType::F32, KvElementType::F32}, std::pair{KvCacheType::F16, KvElementType::F16},
-                                      std::pair{KvCacheType::Q8_0, KvElementType::Q8_0}}) {
-        SCOPED_TRACE(kv_type_name(planned_type));
+    for (KvCacheType type : {KvCacheType::F32, KvCacheType::F16, KvCacheType::Q8_0}) {
+        SCOPED_TRACE(kv_type_name(type));
         if (!kv_type_fits(type, cfg.head_dim_k, cfg.head_dim_v)) continue;  // q8_0 needs 32-value heads
         (*model)->set_kv_type(type);
         const KvCache kv = (*model)->make_kv_cache(n_ctx);
-        const ContextMemory planned = context_memory(cfg, n_ctx, planned_type);
+        const ContextMemory planned = context_memory(cfg, n_ctx, type);
         EXPECT_EQ(kv.type(), type);
         EXPECT_EQ(kv.n_stored_layers(), static_cast<int64_t>(planned.attention_layers));
         EXPECT_EQ(kv.bytes(), planned.kv_bytes);
@@ -92,7 +91,7 @@ TEST_P(KvCacheOfModel, AllocatesWhatThePlannerReserved) {
         EXPECT_EQ((*model)->make_recurrent_state().bytes(), planned.recurrent_bytes);
     }
     if (cfg.full_attention_interval > 0) {
-        EXPECT_LT(context_memory(cfg, n_ctx, KvElementType::F32).attention_layers, cfg.n_layer)
+        EXPECT_LT(context_memory(cfg, n_ctx, KvCacheType::F32).attention_layers, cfg.n_layer)
             << "a hybrid fixture should have recurrent layers";
     }
 }
@@ -102,4 +101,25 @@ INSTANTIATE_TEST_SUITE_P(Architectures, KvCacheOfModel,
                                            "qwen35moe"));
 
 }  // namespace
+
+TEST(KvRowBytes, EachType) {
+    EXPECT_EQ(kv_row_bytes(KvCacheType::F32, 32), 128);
+    EXPECT_EQ(kv_row_bytes(KvCacheType::F16, 32), 64);
+    EXPECT_EQ(kv_row_bytes(KvCacheType::Q8_0, 32), 34);  // one block
+    EXPECT_EQ(kv_row_bytes(KvCacheType::Q8_0, 40), 68);  // a partial block still takes a block
+    EXPECT_EQ(kv_row_bytes(KvCacheType::Q8_0, 512), 544);
+}
+
+TEST(KvCacheType, NamesRoundTripAndUnknownIsAnError) {
+    for (auto t : {KvCacheType::F32, KvCacheType::F16, KvCacheType::Q8_0}) {
+        auto back = parse_kv_type(kv_type_name(t));
+        ASSERT_TRUE(back);
+        EXPECT_EQ(*back, t);
+    }
+    auto bad = parse_kv_type("q4_0");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.status().message().find("expected f16, f32 or q8_0"), std::string::npos);
+    EXPECT_FALSE(parse_kv_type("int8")) << "no engine cache stores int8 with per-head scales";
+}
+
 }  // namespace strata

@@ -65,36 +65,16 @@ TEST(ModelWeights, ExpertTensorThatDisagreesWithTheConfigIsNamed) {
     EXPECT_NE(w.status().message().find("3 experts"), std::string::npos) << w.status().message();
 }
 
-TEST(KvRowBytes, EachType) {
-    EXPECT_EQ(kv_row_bytes(KvElementType::F32, 32, 16), 128u);
-    EXPECT_EQ(kv_row_bytes(KvElementType::F16, 32, 16), 64u);
-    EXPECT_EQ(kv_row_bytes(KvElementType::Q8_0, 32, 16), 34u);  // one block
-    EXPECT_EQ(kv_row_bytes(KvElementType::Q8_0, 40, 40), 68u);  // a partial block still takes a block
-    EXPECT_EQ(kv_row_bytes(KvElementType::Q8_0, 512, 128), 544u);
-}
-
-TEST(KvType, NamesRoundTripAndUnknownIsAnError) {
-    for (auto t : {KvElementType::F32, KvElementType::F16, KvElementType::Q8_0}) {
-        auto back = parse_kv_type(kv_type_name(t));
-        ASSERT_TRUE(back);
-        EXPECT_EQ(*back, t);
-    }
-    auto bad = parse_kv_type("q4_0");
-    ASSERT_FALSE(bad);
-    EXPECT_NE(bad.status().message().find("f32, f16, q8_0,"), std::string::npos);
-    EXPECT_FALSE(parse_kv_type("int8")) << "no engine cache stores int8 with per-head scales";
-}
-
 TEST(ContextMemory, ToyKvCache) {
     // 2 layers × 100 positions × (32 keys + 32 values) × 2 bytes = 25600.
-    ContextMemory m = context_memory(test::toy_config(), 100, KvElementType::F16);
+    ContextMemory m = context_memory(test::toy_config(), 100, KvCacheType::F16);
     EXPECT_EQ(m.attention_layers, 2u);
     EXPECT_EQ(m.recurrent_layers, 0u);
     EXPECT_EQ(m.kv_bytes_per_token, 256u);
     EXPECT_EQ(m.kv_bytes, 25600u);
     EXPECT_EQ(m.recurrent_bytes, 0u);
     EXPECT_EQ(m.kv_staging_bytes, 0u);
-    const ContextMemory q8 = context_memory(test::toy_config(), 100, KvElementType::Q8_0);
+    const ContextMemory q8 = context_memory(test::toy_config(), 100, KvCacheType::Q8_0);
     EXPECT_EQ(q8.kv_bytes, 2u * 100 * 68);
     EXPECT_EQ(q8.kv_staging_bytes, 100u * 128);  // one layer's 64 values a position in f16
     EXPECT_EQ(q8.total(), 2u * 100 * 68 + 100u * 128);
@@ -110,7 +90,7 @@ TEST(ContextMemory, HybridStackCountsOnlyAttentionLayersAndAddsTheRecurrentState
     c.ssm_n_group = 2;
     c.ssm_dt_rank = 4;
     c.ssm_d_inner = 32;
-    ContextMemory m = context_memory(c, 100, KvElementType::F16);
+    ContextMemory m = context_memory(c, 100, KvCacheType::F16);
     EXPECT_EQ(m.attention_layers, 1u);
     EXPECT_EQ(m.recurrent_layers, 3u);
     EXPECT_EQ(m.kv_bytes, 100u * 128);

@@ -120,15 +120,15 @@ TEST(LayerContext, ARangeCountsItsOwnLayersAndKeepsTheHybridPattern) {
     cfg.ssm_n_group = 2;
     cfg.ssm_dt_rank = 4;
     cfg.ssm_d_inner = 64;
-    const ContextMemory all = context_memory(cfg, 100, KvElementType::F16);
-    const ContextMemory first = context_memory(cfg, 100, KvElementType::F16, 0, 3);
-    const ContextMemory rest = context_memory(cfg, 100, KvElementType::F16, 3, 8);
+    const ContextMemory all = context_memory(cfg, 100, KvCacheType::F16);
+    const ContextMemory first = context_memory(cfg, 100, KvCacheType::F16, 0, 3);
+    const ContextMemory rest = context_memory(cfg, 100, KvCacheType::F16, 3, 8);
     EXPECT_EQ(first.attention_layers, 0u);
     EXPECT_EQ(first.recurrent_layers, 3u);
     EXPECT_EQ(rest.attention_layers, 2u);
     EXPECT_EQ(rest.recurrent_layers, 3u);
     EXPECT_EQ(first.total() + rest.total(), all.total());
-    EXPECT_EQ(context_memory(cfg, 100, KvElementType::F16, 0, 100).total(), all.total());  // clipped to n_layer
+    EXPECT_EQ(context_memory(cfg, 100, KvCacheType::F16, 0, 100).total(), all.total());  // clipped to n_layer
 }
 
 TEST(LayerSplit, ToyModelOneLayerEachByHand) {

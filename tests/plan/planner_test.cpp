@@ -21,7 +21,7 @@ PlanRequest toy_request(uint64_t vram, uint64_t ram) {
     r.ram_bytes = ram;
     r.ram_reserve = 1000;
     r.n_ctx = 100;
-    r.kv_type = KvElementType::F16;
+    r.kv_type = KvCacheType::F16;
     r.n_batch = 8;
     return r;
 }
@@ -132,7 +132,7 @@ TEST(Planner, EverySuggestionFitsWhenApplied) {
     shorter.n_ctx = 768;  // the next multiple of 256 does not: the search found the longest
     EXPECT_FALSE(toy_plan(shorter).fits);
     PlanRequest q8 = r;  // not suggested: 34304 + 270336 + 74224 + 4096 = 382960 > 300000
-    q8.kv_type = KvElementType::Q8_0;
+    q8.kv_type = KvCacheType::Q8_0;
     EXPECT_FALSE(toy_plan(q8).fits);
     PlanRequest cpu = r;
     cpu.gpu.reset();

@@ -124,7 +124,7 @@ TEST(TensorSplit, DeltaNetLayersAndSharedExpertsStayOnTheFirstGpu) {
     const GpuShare& b = f.plan.gpu_shares[1];
     EXPECT_EQ(a.dense - b.dense, first_only);
     // KV rows of the attention layers by heads; every recurrent state on the first GPU.
-    const ContextMemory ctx = context_memory(c, 64, KvElementType::F16);
+    const ContextMemory ctx = context_memory(c, 64, KvCacheType::F16);
     ASSERT_GT(ctx.recurrent_bytes, 0u);
     EXPECT_EQ(b.context, ctx.kv_bytes / 2);
     EXPECT_EQ(a.context, ctx.kv_bytes / 2 + ctx.recurrent_bytes);
@@ -146,7 +146,7 @@ TEST(TensorSplit, LatentAttentionStaysOnTheFirstGpu) {
     const GpuShare& a = f.plan.gpu_shares[0];
     const GpuShare& b = f.plan.gpu_shares[1];
     EXPECT_EQ(a.dense - b.dense, first_only);
-    EXPECT_EQ(a.context, context_memory(f.inv.config, 64, KvElementType::F16).kv_bytes);
+    EXPECT_EQ(a.context, context_memory(f.inv.config, 64, KvCacheType::F16).kv_bytes);
     EXPECT_EQ(b.context, 0u);
 }
 

@@ -32,12 +32,12 @@ namespace {
 Result<std::unique_ptr<Model>> load_on_cpu(const GgufFile& file, const ComputeOptions& options) {
     STRATA_ASSIGN_OR_RETURN(auto model, Model::load(file));
     const ModelConfig& c = model->config();
-    if (!kv_type_fits(options.cpu_kv_type, c.head_dim_k, c.head_dim_v)) {
+    if (!kv_type_fits(options.kv_type, c.head_dim_k, c.head_dim_v)) {
         return Status::error("--kv-type q8_0: this model's attention heads ({} and {} values) are not whole 32-value "
                              "blocks; use --kv-type f16",
                              c.head_dim_k, c.head_dim_v);
     }
-    model->set_kv_type(options.cpu_kv_type);
+    model->set_kv_type(options.kv_type);
     return model;
 }
 }  // namespace
@@ -51,7 +51,7 @@ Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const Compute
     const std::string why = gpu_unavailable_reason();
     const bool arch_ok = gpu_supports_architecture(config.arch);
     if (options.device == ComputeDevice::Auto && (!why.empty() || !arch_ok)) return load_on_cpu(file, options);
-    if (!kv_type_fits(options.cpu_kv_type, config.head_dim_k, config.head_dim_v)) {
+    if (!kv_type_fits(options.kv_type, config.head_dim_k, config.head_dim_v)) {
         return Status::error("--kv-type q8_0: this model's attention heads ({} and {} values) are not whole 32-value "
                              "blocks; use --kv-type f16",
                              config.head_dim_k, config.head_dim_v);

@@ -46,14 +46,13 @@ struct GpuLayerShare {
 struct ComputeOptions {
     ComputeDevice device = ComputeDevice::Cpu;
     int gpu_ordinal = 0;       // the runtime's device number
-    bool kv_f16 = true;        // GPU KV cache in f16 (as llama.cpp); false: f32
     // --load: the model file mapped, read into RAM on huge pages (gguf/reader.h), for the weights
     // the CPU reads, or (auto) read when the model runs on the CPU and fits (runtime/weights_load.h).
     WeightsLoad weights_load = WeightsLoad::Map;
-    // The KV cache of a model that runs on the CPU: f16 as on the GPU, since the CPU attention
-    // reads half the bytes with the same arithmetic and measured faster (f32: exact, for references).
-    // Q8_0 holds for the GPU cache too (GpuKvCache), whatever kv_f16 says.
-    KvCacheType cpu_kv_type = KvCacheType::F16;
+    // The KV cache, on the GPU (GpuKvCache) and on the CPU alike: f16 as llama.cpp, since the
+    // CPU attention reads half the bytes with the same arithmetic and measured faster (f32: exact,
+    // for references; q8_0: about twice the context in the same memory).
+    KvCacheType kv_type = KvCacheType::F16;
     // > 0: every byte the model allocates on the GPU counts against this (--vram-budget), so a
     // large card behaves as a smaller one.
     uint64_t vram_budget = 0;

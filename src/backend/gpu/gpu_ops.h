@@ -13,6 +13,7 @@
 
 #include "backend/gpu/device_runtime.h"
 #include "gguf/tensor_type.h"
+#include "kv/kv_type.h"
 #include "model/logit_candidates.h"
 
 namespace strata::gpu {
@@ -146,7 +147,6 @@ bool gpu_matvec_q8_swiglu(const DeviceWeight& gate, const DeviceWeight& up, cons
                           float* y, GpuContext& ctx);
 
 // ---- attention over a device KV cache (ops_attention.cu) ---------------------------------------
-enum class KvType { F32, F16, Q8_0 };
 
 // Keys and values of every layer for n_ctx positions, rows of k_dim / v_dim in `type`.
 //
@@ -162,12 +162,12 @@ enum class KvType { F32, F16, Q8_0 };
 class GpuKvCache {
 public:
     // An empty cache and `error` set when the device is out of memory.
-    GpuKvCache(DevicePool& pool, int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvType type,
+    GpuKvCache(DevicePool& pool, int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvCacheType type,
                std::string* error);
     bool ok() const { return !layers_.empty() || n_layer_ == 0; }
     // The type attention reads and the store kernels write: f16 for a q8_0 cache (its staging copy).
-    KvType type() const { return type_ == KvType::Q8_0 ? KvType::F16 : type_; }
-    KvType stored_type() const { return type_; }
+    KvCacheType type() const { return type_ == KvCacheType::Q8_0 ? KvCacheType::F16 : type_; }
+    KvCacheType stored_type() const { return type_; }
     int64_t n_ctx() const { return n_ctx_; }
     int64_t k_dim() const { return k_dim_; }
     int64_t v_dim() const { return v_dim_; }
@@ -181,12 +181,10 @@ public:
 private:
     struct Layer { DeviceBuffer k, v; };
     int64_t n_layer_, n_ctx_, k_dim_, v_dim_;
-    KvType type_;
+    KvCacheType type_;
     std::vector<Layer> layers_;
     DeviceBuffer staging_k_, staging_v_;  // q8_0: one layer's rows in f16
 };
-// Bytes of one stored row of `dim` values.
-uint64_t gpu_kv_row_bytes(KvType type, int64_t dim);
 // A q8_0 cache's layer brought up to date before attention reads its staging copy (the attention
 // ops call it themselves): the rows of the tokens at positions[t] (device; or pos0 + t when
 // positions is null), just written there in f16, are quantized into the stored rows and read back,

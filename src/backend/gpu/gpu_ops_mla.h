@@ -8,7 +8,7 @@
 // CPU reference: cpu_attention with AttentionParams{n_head, 1, kv_lora_rank + rope_dims,
 // kv_lora_rank, scale}; parity tests in tests/gpu/op_parity_mla_test.cpp.
 //
-//   GpuKvCache kv(pool, n_layer, n_ctx, lora + rope, lora, KvType::F16, &error);
+//   GpuKvCache kv(pool, n_layer, n_ctx, lora + rope, lora, KvCacheType::F16, &error);
 //   gpu_kv_store(kva_rows, kva_rows_latent, n, pos0, kv, layer, ctx);   // k rows of lora + rope, v rows of lora
 //   gpu_attention_mla(q_absorbed, kv, layer, n, positions, {n_head, lora, rope, scale}, out, ctx);
 

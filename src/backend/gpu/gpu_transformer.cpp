@@ -15,15 +15,6 @@
 
 namespace strata::gpu {
 
-namespace {
-// --kv-type as the GPU cache's type: q8_0 (ComputeOptions carries it as the CPU's cache type), f16
-// or f32.
-KvType gpu_kv_type(const ComputeOptions& options) {
-    if (options.cpu_kv_type == KvCacheType::Q8_0) return KvType::Q8_0;
-    return options.kv_f16 ? KvType::F16 : KvType::F32;
-}
-}  // namespace
-
 GpuTransformer::GpuTransformer(const ModelConfig& config, const ComputeOptions& options) : options_(options) {
     config_ = config;
     gpt_oss_ = config.arch == "gpt-oss";
@@ -83,7 +74,7 @@ KvCache GpuTransformer::make_kv_cache(int64_t n_ctx) const {
         const int64_t kv_heads = heads_kv();
         auto cache = std::make_unique<GpuKvCache>(shares_[s]->pool(), kv_layers_per_share_[s], n_ctx,
                                                   kv_heads * c.head_dim_k, kv_heads * c.head_dim_v,
-                                                  gpu_kv_type(options_), &error);
+                                                  options_.kv_type, &error);
         if (!cache->ok()) {
             // Placement planning (plan/) refuses such a context before loading; if it gets here, say why.
             std::fprintf(stderr, "strata: the KV cache for %lld positions does not fit on GPU %d: %s (use a smaller --ctx-size)\n",

@@ -129,29 +129,28 @@ void gpu_kv_q8_sync(const GpuKvCache& kv, int64_t layer, const int32_t* position
                    kv.v_dim());
 }
 
-uint64_t gpu_kv_row_bytes(KvType type, int64_t dim) {
-    const auto d = static_cast<uint64_t>(dim);
-    return type == KvType::Q8_0 ? d / kQ8Block * kQ8BlockBytes : d * (type == KvType::F16 ? 2 : 4);
-}
+namespace {
+uint64_t stored_row_bytes(KvCacheType type, int64_t dim) { return static_cast<uint64_t>(kv_row_bytes(type, dim)); }
+}  // namespace
 
-GpuKvCache::GpuKvCache(DevicePool& pool, int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvType type,
+GpuKvCache::GpuKvCache(DevicePool& pool, int64_t n_layer, int64_t n_ctx, int64_t k_dim, int64_t v_dim, KvCacheType type,
                        std::string* error)
     : n_layer_(n_layer), n_ctx_(n_ctx), k_dim_(k_dim), v_dim_(v_dim), type_(type) {
-    if (type == KvType::Q8_0 && (k_dim % kQ8Block != 0 || v_dim % kQ8Block != 0)) {
+    if (type == KvCacheType::Q8_0 && (k_dim % kQ8Block != 0 || v_dim % kQ8Block != 0)) {
         if (error) *error = "a q8_0 KV cache needs rows of whole 32-value blocks";
         return;
     }
     std::vector<Layer> layers(static_cast<size_t>(n_layer));
     for (Layer& L : layers) {
-        L.k = pool.allocate(static_cast<uint64_t>(n_ctx) * gpu_kv_row_bytes(type, k_dim), error);
+        L.k = pool.allocate(static_cast<uint64_t>(n_ctx) * stored_row_bytes(type, k_dim), error);
         if (!L.k) return;
-        L.v = pool.allocate(static_cast<uint64_t>(n_ctx) * gpu_kv_row_bytes(type, v_dim), error);
+        L.v = pool.allocate(static_cast<uint64_t>(n_ctx) * stored_row_bytes(type, v_dim), error);
         if (!L.v) return;
     }
-    if (type == KvType::Q8_0 && n_layer > 0) {
-        staging_k_ = pool.allocate(static_cast<uint64_t>(n_ctx) * gpu_kv_row_bytes(KvType::F16, k_dim), error);
+    if (type == KvCacheType::Q8_0 && n_layer > 0) {
+        staging_k_ = pool.allocate(static_cast<uint64_t>(n_ctx) * stored_row_bytes(KvCacheType::F16, k_dim), error);
         if (!staging_k_) return;
-        staging_v_ = pool.allocate(static_cast<uint64_t>(n_ctx) * gpu_kv_row_bytes(KvType::F16, v_dim), error);
+        staging_v_ = pool.allocate(static_cast<uint64_t>(n_ctx) * stored_row_bytes(KvCacheType::F16, v_dim), error);
         if (!staging_v_) return;
     }
     layers_ = std::move(layers);
@@ -169,7 +168,7 @@ void gpu_kv_store(const float* k, const float* v, int64_t n_tokens, int64_t pos0
     if (n_tokens == 0) return;
     const dim3 grid_k(grid_for(kv.k_dim(), kStoreBlock), static_cast<unsigned>(n_tokens));
     const dim3 grid_v(grid_for(kv.v_dim(), kStoreBlock), static_cast<unsigned>(n_tokens));
-    if (kv.type() == KvType::F16) {
+    if (kv.type() == KvCacheType::F16) {
         launch_chained(ctx, kv_store_kernel<uint16_t>, grid_k, kStoreBlock, 0, k, kv.k_dim(), pos0,
                        static_cast<uint16_t*>(kv.keys(layer)));
         launch_chained(ctx, kv_store_kernel<uint16_t>, grid_v, kStoreBlock, 0, v, kv.v_dim(), pos0,
@@ -182,7 +181,7 @@ void gpu_kv_store(const float* k, const float* v, int64_t n_tokens, int64_t pos0
     }
     // A q8_0 cache: the rows just written in f16 into the staging copy go into the stored rows now,
     // so that they are kept whatever reads the cache next.
-    if (kv.stored_type() == KvType::Q8_0) gpu_kv_q8_sync(kv, layer, nullptr, pos0, n_tokens, ctx);
+    if (kv.stored_type() == KvCacheType::Q8_0) gpu_kv_q8_sync(kv, layer, nullptr, pos0, n_tokens, ctx);
 }
 
 namespace {
@@ -191,7 +190,7 @@ void launch_attention_rows(const AttentionCall& call, GpuContext& ctx) {
     const GpuAttentionParams& p = call.p;
     const dim3 grid(static_cast<unsigned>(p.n_head), static_cast<unsigned>(call.n_tokens));
     const int block = call.n_tokens == 1 ? kAttentionBlockDecode : kAttentionBlockBatch;
-    if (call.kv->type() == KvType::F16) {
+    if (call.kv->type() == KvCacheType::F16) {
         launch_chained(ctx, attention_rows_kernel<uint16_t>, grid, block, 0, call.q,
                        static_cast<const uint16_t*>(call.kv->keys(call.layer)),
                        static_cast<const uint16_t*>(call.kv->values(call.layer)), call.positions, call.pos0, p, call.out);
@@ -214,7 +213,7 @@ bool launch_attention(const AttentionCall& call, GpuContext& ctx) {
     STRATA_CHECK(call.pos0 + call.n_tokens <= call.kv->n_ctx() && call.n_tokens <= 65535,
                  "gpu_attention: batch past the cache or too large");
     if (call.n_tokens == 0) return false;
-    if (call.kv->stored_type() == KvType::Q8_0) gpu_kv_q8_sync(*call.kv, call.layer, call.positions, call.pos0, call.n_tokens, ctx);
+    if (call.kv->stored_type() == KvCacheType::Q8_0) gpu_kv_q8_sync(*call.kv, call.layer, call.positions, call.pos0, call.n_tokens, ctx);
     if (call.n_tokens >= kAttentionFlashMinTokens && launch_attention_flash(call, ctx)) return false;
     if (const int n_split = attention_split_count(call, ctx); n_split > 1) return launch_attention_split(call, n_split, ctx);
     launch_attention_rows(call, ctx);

@@ -222,7 +222,7 @@ void launch_flash(const AttentionCall& call, GpuContext& ctx) {
 bool launch_attention_flash(const AttentionCall& call, GpuContext& ctx) {
     if (launch_attention_flash_mma(call, ctx)) return true;
     const int64_t dim = std::max(call.p.head_dim_k, call.p.head_dim_v);
-    const bool f16 = call.kv->type() == KvType::F16;
+    const bool f16 = call.kv->type() == KvCacheType::F16;
     // Shared memory holds a 48 KiB block: the query tile (f32) is the largest part, so wider
     // heads take fewer query rows, and f32 caches (twice the bytes per key) fewer keys.
     if (dim <= 64) {

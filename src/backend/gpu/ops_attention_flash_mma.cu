@@ -385,7 +385,7 @@ namespace {
 // Whether the tensor-core kernel takes this call's shape (on a device that has it).
 bool mma_takes(const AttentionCall& call) {
     const GpuAttentionParams& p = call.p;
-    if (call.kv->type() != KvType::F16) return false;
+    if (call.kv->type() != KvCacheType::F16) return false;
     const void* keys = call.kv->keys(call.layer);
     const void* values = call.kv->values(call.layer);
     // 16-byte copies of key and value rows, float2 reads of queries and writes of outputs; key

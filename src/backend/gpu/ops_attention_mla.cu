@@ -79,7 +79,7 @@ void gpu_attention_mla(const float* q, const GpuKvCache& kv, int64_t layer, int6
     if (n_tokens == 0) return;
     // A q8_0 cache: the rows just stored in f16 into the staging copy are quantized, the rest
     // read back (the copy is one layer's, shared by all layers).
-    if (kv.stored_type() == KvType::Q8_0) gpu_kv_q8_sync(kv, layer, positions, 0, n_tokens, ctx);
+    if (kv.stored_type() == KvCacheType::Q8_0) gpu_kv_q8_sync(kv, layer, positions, 0, n_tokens, ctx);
 
     const MlaDims dims{.n_rows = n_tokens * p.n_head, .n_head = p.n_head, .latent = p.kv_lora_rank,
                        .width = p.kv_lora_rank + p.rope_dims, .n_ctx = kv.n_ctx(), .scale = p.scale};
@@ -96,7 +96,7 @@ void gpu_attention_mla(const float* q, const GpuKvCache& kv, int64_t layer, int6
         part_acc = part_ml + 2 * max_entries;  // 2 · entries floats: 16-byte aligned (entries = 32 · blocks)
     }
     const vendor::Stream stream = stream_of(ctx);
-    if (kv.type() == KvType::F16) {
+    if (kv.type() == KvCacheType::F16) {
         launch_mla<uint16_t>(q, kv, layer, positions, dims, n_split, out, part_ml, part_acc, stream);
     } else {
         launch_mla<float>(q, kv, layer, positions, dims, n_split, out, part_ml, part_acc, stream);

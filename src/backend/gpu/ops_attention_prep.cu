@@ -110,7 +110,7 @@ void gpu_qk_norm_rope_store(float* q, const float* k, const float* v, int64_t n_
     if (n_tokens == 0) return;
     const dim3 grid(static_cast<unsigned>(n_head + n_head_kv), static_cast<unsigned>(n_tokens));
     const int64_t head_dim_v = kv.v_dim() / n_head_kv;
-    if (kv.type() == KvType::F16) {
+    if (kv.type() == KvCacheType::F16) {
         launch_chained(ctx, qk_norm_rope_store_kernel<uint16_t>, grid, kPrepBlock, 0, q, k, v, n_head, n_head_kv,
                        head_dim_v, q_norm, k_norm, eps, rope, positions, static_cast<uint16_t*>(kv.keys(layer)),
                        static_cast<uint16_t*>(kv.values(layer)));

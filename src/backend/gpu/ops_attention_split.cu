@@ -183,7 +183,7 @@ constexpr int grouped_tile(int dims) {
 }
 GroupedConfig grouped_config(const AttentionCall& call) {
     const GpuAttentionParams& p = call.p;
-    const bool f16 = call.kv->type() == KvType::F16;
+    const bool f16 = call.kv->type() == KvCacheType::F16;
     const int64_t elem = f16 ? 2 : 4, per_chunk = 16 / elem;
     const int64_t widest = std::max(p.head_dim_k, p.head_dim_v);
     const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
@@ -260,7 +260,7 @@ bool launch_attention_split(const AttentionCall& call, int n_split, GpuContext& 
     const auto scratch_floats = static_cast<uint64_t>(max_entries * (2 + kGpuMaxHeadDim));
     float* part_ml = ctx.scratch_floats(kGpuAttentionScratchSlot, scratch_floats);
     float* part_acc = part_ml + 2 * entries;
-    const bool f16 = call.kv->type() == KvType::F16;
+    const bool f16 = call.kv->type() == KvCacheType::F16;
     if (const GroupedConfig g = grouped_config(call); g.dims > 0) {
         if (f16 && launch_attention_mma_split(call, n_split, part_ml, part_acc, ctx)) {
             // the tensor-core kernel, in slices of the same tile of keys (64)

@@ -294,7 +294,7 @@ void gpu_mla_kv_norm_rope_store(float* kv_a, int64_t n_tokens, int64_t kv_lora_r
                  "gpu_mla_kv_norm_rope_store: cache rows must be keys of kv_lora_rank + rope_dims, values of kv_lora_rank");
     if (n_tokens == 0) return;
     const unsigned grid = static_cast<unsigned>(n_tokens);
-    if (kv.type() == KvType::F16) {
+    if (kv.type() == KvCacheType::F16) {
         kv_norm_rope_store_kernel<<<grid, kKvBlock, 0, stream_of(ctx)>>>(
             kv_a, kv_lora_rank, norm, eps, rope, positions, static_cast<uint16_t*>(kv.keys(layer)),
             static_cast<uint16_t*>(kv.values(layer)));

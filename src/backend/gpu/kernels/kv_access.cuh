@@ -1,5 +1,5 @@
 #pragma once
-// Reading and writing KV cache elements of either cache type (KvType::F32 as float, F16 as the
+// Reading and writing KV cache elements of either cache type (KvCacheType::F32 as float, F16 as the
 // half's bits), so one kernel template serves both.
 #include <cstdint>
 
