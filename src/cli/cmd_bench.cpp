@@ -209,7 +209,7 @@ int run_bench(const BenchOptions& o) {
 
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     if (!o.json) {
-        fmt::print("model {} ({}), {} threads, on {}\n", o.model, cfg.arch, pool.size(), (*model)->device_name());
+        fmt::print("model {} ({}), {} threads, on {}\n", o.model, cfg.arch_name(), pool.size(), (*model)->device_name());
         if (placement->worth_describing()) fmt::print("{}\n", placement->describe());
         if (with_bound) {
             fmt::print("DRAM read bandwidth {:.1f} GB/s ({} threads, best of {} passes over {} MiB, {}); weights read per token {:.1f} MB\n",
@@ -370,7 +370,7 @@ int run_bench(const BenchOptions& o) {
                profile, cpu_profile, probes_beside);
     }
     if (o.json) {
-        nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch}, {"threads", pool.size()}, {"spin_us", pool.spin_us()},
+        nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch_name()}, {"threads", pool.size()}, {"spin_us", pool.spin_us()},
                                    {"backend", (*model)->device_name()}};
         if (with_bound) {
             out["memory_bandwidth"] = {{"bytes_per_second", bandwidth.bytes_per_second}, {"threads", bandwidth.threads},

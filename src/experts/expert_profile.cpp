@@ -159,7 +159,7 @@ Result<ExpertProfileModel> expert_profile_model(const GgufFile& file) {
     STRATA_ASSIGN_OR_RETURN(ModelInventory inv, inventory_from_gguf(file));
     if (!inv.config.is_moe()) return Status::error("{} is not a MoE model: it has no experts to profile", file.path());
     return ExpertProfileModel{inv.name,
-                              inv.config.arch,
+                              std::string(inv.config.arch_name()),
                               inv.file_bytes,
                               inv.config.n_layer,
                               inv.config.n_expert,

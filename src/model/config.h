@@ -12,16 +12,12 @@
 
 #include "core/status.h"
 #include "gguf/reader.h"
+#include "model/architecture.h"
 
 namespace strata {
 
-enum class RopeStyle {
-    Normal,  // rotate pairs (x[2i], x[2i+1]) — llama, mixtral, deepseek2
-    Neox,    // rotate halves (x[i], x[i + d/2]) — qwen3, qwen3moe, gpt-oss, qwen3next
-};
-
 struct ModelConfig {
-    std::string arch;            // general.architecture
+    Arch arch = Arch::Llama;     // general.architecture (model/architecture.h)
     uint32_t n_layer = 0;
     uint32_t n_embd = 0;
     uint32_t n_vocab = 0;
@@ -44,7 +40,7 @@ struct ModelConfig {
     uint32_t n_ff_expert = 0;
     bool norm_topk_prob = true;  // renormalize the selected experts' weights to sum to 1
 
-    // --- deepseek2 and gpt-oss (read in read_deepseek2_gptoss_keys) ---
+    // --- deepseek2 and gpt-oss (read in model/architecture.cpp) ---
     // MLA: the cache holds one latent row per token (head_count_kv 1, key_length = kv_lora_rank
     // + rope dims, value_length = kv_lora_rank); per-head q·k and v widths are the *_mla ones.
     uint32_t q_lora_rank = 0;          // attention.q_lora_rank (0: q projected directly)
@@ -65,7 +61,7 @@ struct ModelConfig {
     float yarn_beta_fast = 32.0f, yarn_beta_slow = 1.0f;
     float yarn_log_multiplier = 0.0f;  // rope.scaling.yarn_log_multiplier (DeepSeek: 0.1 * mscale_all_dim)
 
-    // --- qwen3next and qwen35moe (read in read_qwen3next_keys) ---
+    // --- qwen3next and qwen35moe (read in model/architecture.cpp) ---
     // Hybrid stacks: gated DeltaNet (linear attention) layers, and gated full attention on every
     // full_attention_interval-th layer. DeltaNet q/k heads are ssm_n_group heads of ssm_d_state;
     // v heads are ssm_dt_rank heads of ssm_d_inner / ssm_dt_rank.
@@ -82,14 +78,12 @@ struct ModelConfig {
     }
 
     bool is_moe() const { return n_expert > 0; }
+    std::string_view arch_name() const { return architecture(arch).name; }
     uint32_t q_dim() const { return n_head * head_dim_k; }
     uint32_t kv_dim_k() const { return n_head_kv * head_dim_k; }
     uint32_t kv_dim_v() const { return n_head_kv * head_dim_v; }
 
     static Result<ModelConfig> from_gguf(const GgufFile& file);
 };
-
-// Architectures the CPU engine runs (general.architecture values).
-const std::vector<std::string>& supported_architectures();
 
 }  // namespace strata

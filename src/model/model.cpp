@@ -6,13 +6,13 @@ namespace strata {
 
 Result<std::unique_ptr<Model>> Model::load(const GgufFile& file) {
     STRATA_ASSIGN_OR_RETURN(ModelConfig config, ModelConfig::from_gguf(file));
-    if (config.arch == "llama" || config.arch == "qwen3" || config.arch == "qwen3moe") {
-        return load_llama_family(file, config);
+    switch (architecture(config.arch).family) {
+        case ArchFamily::Llama: return load_llama_family(file, config);
+        case ArchFamily::GptOss: return load_gpt_oss(file, config);
+        case ArchFamily::Deepseek2: return load_deepseek2(file, config);
+        case ArchFamily::Hybrid: return load_qwen3next(file, config);
     }
-    if (config.arch == "deepseek2") return load_deepseek2(file, config);
-    if (config.arch == "gpt-oss") return load_gpt_oss(file, config);
-    if (config.arch == "qwen3next" || config.arch == "qwen35moe") return load_qwen3next(file, config);
-    return Status::error("{}: no forward pass for architecture {}", file.path(), config.arch);
+    return Status::error("{}: no forward pass for architecture {}", file.path(), config.arch_name());
 }
 
 KvCache Model::make_kv_cache(int64_t n_ctx) const {

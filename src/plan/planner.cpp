@@ -44,7 +44,7 @@ Plan place(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& 
     Plan p;
     p.request = req;
     p.model_name = inv.name;
-    p.arch = cfg.arch;
+    p.arch = std::string(cfg.arch_name());
     p.weights = w;
     p.context = context_memory(cfg, req.n_ctx, req.kv_type);
     p.expert_slot_bytes = w.expert_slot_bytes;

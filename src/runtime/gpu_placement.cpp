@@ -69,7 +69,7 @@ Result<GpuExpertTierOptions> tier_options(const GgufFile& file, const ModelConfi
     // (--expert-slots on a card they fit) takes the same ring the planner would have reserved.
     tier.staging_slots = request.staging_slots >= 2 ? static_cast<uint64_t>(request.staging_slots)
                                                     : 2 * staging_slots_per_half(config);
-    tier.activation = config.arch == "gpt-oss" ? ExpertActivation::GptOssClampedSwiGlu : ExpertActivation::SwiGlu;
+    tier.activation = architecture(config.arch).family == ArchFamily::GptOss ? ExpertActivation::GptOssClampedSwiGlu : ExpertActivation::SwiGlu;
     tier.policy = request.expert_policy;
     tier.miss_lane = request.miss_lane;
     tier.prefetch = request.expert_prefetch;

@@ -82,7 +82,7 @@ TEST(ContextMemory, ToyKvCache) {
 
 TEST(ContextMemory, HybridStackCountsOnlyAttentionLayersAndAddsTheRecurrentState) {
     ModelConfig c = test::toy_config();
-    c.arch = "qwen3next";
+    c.arch = Arch::Qwen3Next;
     c.n_layer = 4;
     c.full_attention_interval = 4;  // layers 0, 1, 2 DeltaNet; layer 3 attention
     c.ssm_conv_kernel = 4;

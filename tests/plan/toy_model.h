@@ -36,7 +36,7 @@ inline GgufTensorInfo toy_tensor(const std::string& name, std::vector<uint64_t> 
 
 inline ModelConfig toy_config() {
     ModelConfig c;
-    c.arch = "qwen3moe";
+    c.arch = Arch::Qwen3Moe;
     c.n_layer = 2;
     c.n_embd = 64;
     c.n_vocab = 100;

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "model/config.h"
+#include "backend/rope_style.h"
 
 namespace strata {
 

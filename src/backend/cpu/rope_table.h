@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/config.h"
+#include "backend/rope_style.h"
 
 namespace strata {
 

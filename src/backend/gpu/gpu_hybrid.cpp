@@ -89,7 +89,7 @@ public:
             c.ssm_conv_kernel > gpu::kGpuMaxConvKernel) {
             return Status::error("{}: DeltaNet heads of {}/{} values or a convolution of {} taps are beyond the GPU "
                                  "kernels (at most {} and {}); run with --device cpu",
-                                 c.arch, c.ssm_d_state, c.ssm_d_inner / c.ssm_dt_rank, c.ssm_conv_kernel,
+                                 c.arch_name(), c.ssm_d_state, c.ssm_d_inner / c.ssm_dt_rank, c.ssm_conv_kernel,
                                  gpu::kGpuMaxDeltaNetHeadDim, gpu::kGpuMaxConvKernel);
         }
         layers_.assign(ranks(), std::vector<GpuHybridLayer>(w.layers.size()));

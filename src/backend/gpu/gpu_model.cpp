@@ -23,12 +23,18 @@ std::string gpu_unavailable_reason() {
     return gpu::find_devices(&devices, &why) ? std::string() : why;
 }
 
-bool gpu_supports_architecture(const std::string& arch) {
-    return arch == "llama" || arch == "qwen3" || arch == "qwen3moe" || arch == "gpt-oss" || arch == "qwen3next" ||
-           arch == "qwen35moe" || arch == "deepseek2";
+namespace {
+Result<std::unique_ptr<Model>> load_gpu_forward(ArchFamily family, const GgufFile& file, const ModelConfig& config,
+                                                const ComputeOptions& options) {
+    switch (family) {
+        case ArchFamily::Llama:
+        case ArchFamily::GptOss: return load_gpu_llama_family(file, config, options);
+        case ArchFamily::Deepseek2: return load_gpu_deepseek2(file, config, options);
+        case ArchFamily::Hybrid: return load_gpu_hybrid(file, config, options);
+    }
+    return Status::error("{}: no GPU forward pass for architecture {}", file.path(), config.arch_name());
 }
 
-namespace {
 Result<std::unique_ptr<Model>> load_on_cpu(const GgufFile& file, const ComputeOptions& options) {
     STRATA_ASSIGN_OR_RETURN(auto model, Model::load(file));
     const ModelConfig& c = model->config();
@@ -49,7 +55,8 @@ Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const Compute
     }
     STRATA_ASSIGN_OR_RETURN(ModelConfig config, ModelConfig::from_gguf(file));
     const std::string why = gpu_unavailable_reason();
-    const bool arch_ok = gpu_supports_architecture(config.arch);
+    const ArchitectureInfo& arch = architecture(config.arch);
+    const bool arch_ok = arch.traits.gpu_forward;
     if (options.device == ComputeDevice::Auto && (!why.empty() || !arch_ok)) return load_on_cpu(file, options);
     if (!kv_type_fits(options.kv_type, config.head_dim_k, config.head_dim_v)) {
         return Status::error("--kv-type q8_0: this model's attention heads ({} and {} values) are not whole 32-value "
@@ -58,14 +65,11 @@ Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const Compute
     }
     if (!why.empty()) return Status::error("--device gpu: {} (run with --device cpu)", why);
     if (!arch_ok) {
-        return Status::error("--device gpu: architecture {} has no GPU forward pass yet (supported: llama, qwen3, "
-                             "qwen3moe, gpt-oss, qwen3next, qwen35moe, deepseek2); run with --device cpu",
-                             config.arch);
+        return Status::error("--device gpu: architecture {} has no GPU forward pass yet (supported: {}); run with "
+                             "--device cpu",
+                             arch.name, architecture_names(/*gpu_only=*/true));
     }
-    const bool hybrid = config.arch == "qwen3next" || config.arch == "qwen35moe";
-    auto gpu_model = hybrid                        ? load_gpu_hybrid(file, config, options)
-                     : config.arch == "deepseek2" ? load_gpu_deepseek2(file, config, options)
-                                                  : load_gpu_llama_family(file, config, options);
+    auto gpu_model = load_gpu_forward(arch.family, file, config, options);
     if (gpu_model || options.device != ComputeDevice::Auto) return gpu_model;
     // Auto: a model the GPU cannot take yet (a weight type without a kernel, too little VRAM)
     // still runs, on the CPU, and the user learns why.

@@ -81,10 +81,6 @@ std::optional<ComputeDevice> parse_compute_device(std::string_view name);  // "c
 // "CUDA: no usable device (...)").
 std::string gpu_unavailable_reason();
 
-// Architectures with a GPU forward pass: the Llama family with gpt-oss, the Qwen3-Next /
-// Qwen3.5-MoE hybrids, and DeepSeek-V2/V3.
-bool gpu_supports_architecture(const std::string& arch);
-
 Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const ComputeOptions& options);
 
 // The GPU forward passes (backend/gpu/gpu_llama.cpp, gpu_hybrid.cpp, gpu_deepseek2.cpp; an error

@@ -17,7 +17,7 @@ namespace strata::gpu {
 
 GpuTransformer::GpuTransformer(const ModelConfig& config, const ComputeOptions& options) : options_(options) {
     config_ = config;
-    gpt_oss_ = config.arch == "gpt-oss";
+    gpt_oss_ = architecture(config.arch).family == ArchFamily::GptOss;
     const char* v = std::getenv("STRATA_GPU_MATVEC");
     int8_matvec_ = !(v && std::string(v) == "f32");
     kv_slot_.assign(config.n_layer, 0);
@@ -240,7 +240,7 @@ Status GpuTransformer::make_tensor_shares() {
     if (!supports_tensor_split()) {
         return Status::error("--split tensor: not built for {} models yet (their recurrent or latent attention layers "
                              "have no sharded form); use --split layer",
-                             c.arch);
+                             c.arch_name());
     }
     if (options_.routed_experts) {
         return Status::error("--split tensor keeps every expert in VRAM; this plan tiers them (use --split layer, whose "

@@ -16,7 +16,7 @@ namespace strata {
 
 Status load_llama_weights(const GgufFile& file, const ModelConfig& c, LlamaWeights& out) {
     const int64_t e = c.n_embd, v = c.n_vocab;
-    const bool gpt_oss = c.arch == "gpt-oss";
+    const bool gpt_oss = architecture(c.arch).family == ArchFamily::GptOss;
     if (gpt_oss && !c.is_moe()) return Status::error("{}: gpt-oss: expected expert_count > 0", file.path());
     WeightLoader w(file);
     w.embedding_and_head(e, v, out.token_embd, out.output_norm, out.output);
@@ -43,7 +43,7 @@ Status load_llama_weights(const GgufFile& file, const ModelConfig& c, LlamaWeigh
             // with sliding (HF layer_types; llama.cpp's swa pattern 2, layer il slides iff il is even).
             L.sliding = c.sliding_window > 0 && il % 2 == 0;
         }
-        if (c.arch == "qwen3" || c.arch == "qwen3moe") {
+        if (architecture(c.arch).traits.qk_norm) {
             L.attn.q_norm = w.require_f32(b + "attn_q_norm.weight", {c.head_dim_k});
             L.attn.k_norm = w.require_f32(b + "attn_k_norm.weight", {c.head_dim_k});
         }

@@ -6,10 +6,10 @@ namespace strata {
 
 Status load_hybrid_weights(const GgufFile& file, const ModelConfig& c, HybridWeights& out) {
     const int64_t e = c.n_embd, v = c.n_vocab;
-    if (!c.is_moe()) return Status::error("{}: {} expects expert_count > 0", file.path(), c.arch);
+    if (!c.is_moe()) return Status::error("{}: {} expects expert_count > 0", file.path(), c.arch_name());
     if (c.head_dim_v != c.head_dim_k) {
         return Status::error("{}: {}: expected value_length == key_length (the output gate spans both), got {} and {}",
-                             file.path(), c.arch, c.head_dim_v, c.head_dim_k);
+                             file.path(), c.arch_name(), c.head_dim_v, c.head_dim_k);
     }
     const int64_t n_v = c.ssm_dt_rank, d_k = c.ssm_d_state;
     const int64_t key_dim = c.ssm_n_group * d_k, value_dim = c.ssm_d_inner, d_v = value_dim / n_v;
@@ -29,7 +29,7 @@ Status load_hybrid_weights(const GgufFile& file, const ModelConfig& c, HybridWei
             d.norm = attn_norm;
             d.wqkv = w.require(b + "attn_qkv.weight", {e, conv_ch});
             d.wz = w.require(b + "attn_gate.weight", {e, value_dim});
-            if (c.arch == "qwen3next") {
+            if (c.arch == Arch::Qwen3Next) {
                 d.wba = w.require(b + "ssm_ba.weight", {e, 2 * n_v});
                 d.v_order = VHeadOrder::Grouped;
             } else {
