@@ -98,7 +98,12 @@ function(strata_gpu_sources sources_var)
   if(STRATA_GPU_BACKEND)
     list(FILTER host_sources EXCLUDE REGEX "/no_gpu\\.cpp$")
   else()
-    set(host_sources ${gpu_dir}/no_gpu.cpp ${gpu_dir}/gpu_model.cpp)
+    set(host_sources ${gpu_dir}/no_gpu.cpp)
+    # The GPU forward passes (model/gpu/) call the GPU ops: without a backend only the loader
+    # that chooses a device and the passes' stubs (gpu_forward_without_gpu.cpp) remain.
+    list(FILTER sources EXCLUDE REGEX "/model/gpu/")
+    list(APPEND sources ${PROJECT_SOURCE_DIR}/src/model/gpu/gpu_model.cpp
+         ${PROJECT_SOURCE_DIR}/src/model/gpu/gpu_forward_without_gpu.cpp)
   endif()
   list(APPEND sources ${host_sources})
   set(${sources_var} ${sources} PARENT_SCOPE)

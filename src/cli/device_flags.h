@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "cli/progress.h"
 #include "gguf/reader.h"
 #include "cli/self_rerun.h"

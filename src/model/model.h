@@ -25,7 +25,7 @@
 #include "kv/recurrent_state.h"
 #include "model/blocks/blocks.h"
 #include "model/config.h"
-#include "model/logit_candidates.h"
+#include "backend/logit_candidates.h"
 
 namespace strata {
 

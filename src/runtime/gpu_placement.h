@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "core/status.h"
 #include "experts/gpu_expert_tiers.h"
 #include "gguf/reader.h"

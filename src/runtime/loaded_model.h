@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "gguf/reader.h"
 #include "model/model.h"
 #include "tokenizer/chat_template/template.h"

@@ -4,7 +4,7 @@
 // those of llama.cpp's default sampler chain and the OpenAI API's penalty definitions.
 //
 // It runs for every generated token over the whole vocabulary (152k logits for Qwen3) in two
-// parts, so that the first can run where the logits are (model/logit_candidates.h):
+// parts, so that the first can run where the logits are (backend/logit_candidates.h):
 // - a reduction to the candidates that can survive the filters (runtime/select_candidates.h on
 //   the host, or the GPU's reduction: Session::sample), never a sort of the vocabulary;
 // - choose(): the candidates sorted, normalized, filtered and drawn from, on the host.
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "model/logit_candidates.h"
+#include "backend/logit_candidates.h"
 
 namespace strata {
 

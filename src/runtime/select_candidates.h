@@ -1,5 +1,5 @@
 #pragma once
-// The host's reduction of a row of logits to a sampler's candidates (model/logit_candidates.h):
+// The host's reduction of a row of logits to a sampler's candidates (backend/logit_candidates.h):
 // what Sampler::sample runs on host logits, and the reference the GPU's reduction is held to.
 // It never sorts: top-k keeps the logits at or above the smallest of k chunks' maxima (each such
 // maximum is a logit, so at least k pass, and the floor is near the k-th largest); without top-k
@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/logit_candidates.h"
+#include "backend/logit_candidates.h"
 
 namespace strata {
 

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string>
 
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "gguf/reader.h"
 
 namespace strata {

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <numeric>
 
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "fixture_model.h"
 #include "model/model.h"
 #include "model/parity.h"

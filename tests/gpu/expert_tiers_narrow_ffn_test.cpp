@@ -9,7 +9,7 @@
 #include <numeric>
 #include <string>
 
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "core/nmse.h"
 #include "core/thread_pool.h"
 #include "fixture_model.h"

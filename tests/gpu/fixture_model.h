@@ -12,7 +12,7 @@
 #include <string>
 
 #include "backend/cpu/cpu_context.h"
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "gguf/reader.h"
 #include "support/testdata.h"
 

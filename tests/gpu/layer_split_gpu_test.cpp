@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backend/gpu/device_runtime.h"
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "fixture_model.h"
 #include "model/model.h"
 #include "model/parity.h"

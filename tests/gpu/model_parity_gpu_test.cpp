@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "core/file.h"
 #include "model/parity.h"
 #include "support/testdata.h"

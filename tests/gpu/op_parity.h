@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "backend/gpu/device_runtime.h"
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "core/fp16.h"
 #include "core/nmse.h"
 #include "model/random_weights.h"

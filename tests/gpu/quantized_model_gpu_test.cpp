@@ -12,7 +12,7 @@
 #include <cstdio>
 
 #include "backend/gpu/device_runtime.h"
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #if STRATA_HAS_GPU
 #include "backend/gpu/gpu_ops.h"
 #endif

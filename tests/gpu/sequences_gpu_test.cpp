@@ -1,5 +1,5 @@
 // Several sequences on one GPU model.
-// - The hybrid models' recurrent state in VRAM (backend/gpu/gpu_hybrid.cpp): two sequences whose
+// - The hybrid models' recurrent state in VRAM (model/gpu/gpu_hybrid.cpp): two sequences whose
 //   steps interleave, each with its own RecurrentState and KV cache, must give the logits each
 //   gives alone — decode steps included, where the one-token graph is captured with one state's
 //   buffers and must not be replayed on the other's — and a state used once and restarted at
@@ -17,7 +17,7 @@
 
 #include "core/nmse.h"
 
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "fixture_model.h"
 #include "model/model.h"
 #include "support/testdata.h"

@@ -13,7 +13,7 @@
 #include "quant/cpu/dot_kernels.h"
 #include "quant/traits.h"
 #if STRATA_HAS_GPU
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "backend/gpu/gpu_ops.h"
 #endif
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_context.h"
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "core/thread_pool.h"
 #include "gguf/reader.h"
 #include "model/synth.h"

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "backend/cpu/cpu_context.h"
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "core/thread_pool.h"
 #include "experts/expert_counter.h"
 #include "experts/expert_profile_summary.h"

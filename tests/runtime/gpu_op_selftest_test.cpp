@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "core/nmse.h"
 #include "runtime/gpu_op_selftest.h"
 

@@ -12,7 +12,7 @@
 #include <span>
 
 #include "backend/cpu/cpu_context.h"
-#include "model/weights.h"
+#include "backend/weight.h"
 
 namespace strata {
 

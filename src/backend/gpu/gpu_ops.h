@@ -14,7 +14,7 @@
 #include "backend/gpu/device_runtime.h"
 #include "gguf/tensor_type.h"
 #include "kv/kv_type.h"
-#include "model/logit_candidates.h"
+#include "backend/logit_candidates.h"
 
 namespace strata::gpu {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The GPU ops of DeepSeek-V2/V3 (backend/gpu/gpu_deepseek2.cpp) beyond gpu_ops.h and the latent
+// The GPU ops of DeepSeek-V2/V3 (model/gpu/gpu_deepseek2.cpp) beyond gpu_ops.h and the latent
 // attention of gpu_ops_mla.h: the grouped expert routing, the per-head products of the absorbed
 // attention (k_b, v_b), and the two row passes around the cache store. Conventions as gpu_ops.h:
 // device pointers, queued on the context's stream without a host wait; positions are read on the

@@ -1,5 +1,5 @@
 #pragma once
-// Sampling on the GPU: the sampler's reduction (model/logit_candidates.h) over a row of logits
+// Sampling on the GPU: the sampler's reduction (backend/logit_candidates.h) over a row of logits
 // that stays in VRAM. One kernel applies the penalties, finds the row's maximum and, by the
 // query, the arg-max (greedy), the top-k floor, or the probability mass and the top-p / min-p
 // floors, and gathers every logit at or above the floor; only those candidates come back (a
@@ -17,7 +17,7 @@
 #include "backend/gpu/device_runtime.h"
 #include "backend/gpu/gpu_ops.h"
 #include "core/status.h"
-#include "model/logit_candidates.h"
+#include "backend/logit_candidates.h"
 
 namespace strata::gpu {
 

@@ -19,7 +19,7 @@
 #include "backend/gpu/gpu_routed_experts.h"
 #include "backend/gpu/op_profiler.h"
 #include "core/status.h"
-#include "model/weights.h"
+#include "backend/weight.h"
 
 namespace strata::gpu {
 

@@ -1,6 +1,6 @@
-// Builds without a GPU backend (no nvcc, STRATA_CUDA=OFF): every GPU entry point says so.
+// Builds without a GPU backend (no nvcc, STRATA_CUDA=OFF): the device runtime finds no GPU and
+// says why (model/gpu/gpu_forward_without_gpu.cpp does the same for the GPU forward passes).
 #include "backend/gpu/device_runtime.h"
-#include "backend/gpu/gpu_model.h"
 
 namespace strata {
 
@@ -13,24 +13,5 @@ bool find_devices(std::vector<DeviceInfo>* out, std::string* why) {
     return false;
 }
 }  // namespace gpu
-
-namespace {
-Status no_gpu() {
-    std::vector<gpu::DeviceInfo> devices;
-    std::string why;
-    gpu::find_devices(&devices, &why);
-    return Status::error_message(why);
-}
-}  // namespace
-
-Result<std::unique_ptr<Model>> load_gpu_llama_family(const GgufFile&, const ModelConfig&, const ComputeOptions&) {
-    return no_gpu();
-}
-Result<std::unique_ptr<Model>> load_gpu_hybrid(const GgufFile&, const ModelConfig&, const ComputeOptions&) {
-    return no_gpu();
-}
-Result<std::unique_ptr<Model>> load_gpu_deepseek2(const GgufFile&, const ModelConfig&, const ComputeOptions&) {
-    return no_gpu();
-}
 
 }  // namespace strata

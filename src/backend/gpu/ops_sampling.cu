@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kSelectBlock = 1024;
 
-// model/logit_candidates.h's penalized_logit with every rounding spelled out: the compiler may
+// backend/logit_candidates.h's penalized_logit with every rounding spelled out: the compiler may
 // not fuse the multiply-add the host computes in two steps.
 __device__ float penalize(float logit, int32_t count, const GpuSelectParams& p) {
     const float l = logit > 0 ? __fdiv_rn(logit, p.repetition) : __fmul_rn(logit, p.repetition);

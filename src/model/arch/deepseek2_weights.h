@@ -1,7 +1,7 @@
 #pragma once
 // DeepSeek-V2/V3's weights (GGUF architecture "deepseek2"): named, shape-checked and typed once
 // here and read by both forward passes — the CPU one (deepseek2.cpp) and the GPU one
-// (backend/gpu/gpu_deepseek2.cpp) — with what both derive from the metadata: the rope table and
+// (model/gpu/gpu_deepseek2.cpp) — with what both derive from the metadata: the rope table and
 // softmax scale of the latent attention, and the router's parameters. Only the split-kv_b layout
 // of llama.cpp's current converter (attn_k_b / attn_v_b, one latent kv head) is read; older files
 // with attn_kv_b are refused.

@@ -2,7 +2,7 @@
 // The Llama family's weights (llama, mistral/mixtral, qwen3, qwen3moe, and gpt-oss, a Llama with
 // biases everywhere, attention sinks, sliding windows on every other layer and biased experts):
 // named, shape-checked and typed once here, and read by both forward passes — the CPU ones
-// (llama_family.cpp, gpt_oss.cpp) and the GPU one (backend/gpu/gpu_llama.cpp), so the tensor
+// (llama_family.cpp, gpt_oss.cpp) and the GPU one (model/gpu/gpu_llama.cpp), so the tensor
 // table of the family is written once.
 //
 //   LlamaWeights w;

@@ -1,7 +1,7 @@
 #pragma once
 // The weights of the Qwen3-Next / Qwen3.5-MoE hybrid stacks (qwen3next, qwen35moe): named,
 // shape-checked and typed once here and read by both forward passes — the CPU one
-// (qwen3next.cpp) and the GPU one (backend/gpu/gpu_hybrid.cpp).
+// (qwen3next.cpp) and the GPU one (model/gpu/gpu_hybrid.cpp).
 //
 //   HybridWeights w;
 //   STRATA_TRY(load_hybrid_weights(gguf, cfg, w));

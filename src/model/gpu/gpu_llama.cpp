@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "backend/gpu/gpu_transformer.h"
+#include "model/gpu/gpu_transformer.h"
 #include "model/arch/llama_family.h"
 #include "model/weight_slices.h"
 

@@ -17,7 +17,7 @@
 
 #include "backend/gpu/gpu_ops_deepseek.h"
 #include "backend/gpu/gpu_ops_mla.h"
-#include "backend/gpu/gpu_transformer.h"
+#include "model/gpu/gpu_transformer.h"
 #include "model/arch/deepseek2_weights.h"
 
 namespace strata {

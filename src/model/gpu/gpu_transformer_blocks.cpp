@@ -5,7 +5,7 @@
 
 #include "backend/gpu/gpu_ops_delta_net.h"
 #include "backend/gpu/gpu_routed_experts.h"
-#include "backend/gpu/gpu_transformer.h"
+#include "model/gpu/gpu_transformer.h"
 
 namespace strata::gpu {
 

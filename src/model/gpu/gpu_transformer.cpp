@@ -1,6 +1,6 @@
 // The step loop, the shares, the KV cache and the decode graph of every GPU forward pass
 // (gpu_transformer.h); the shared blocks are in gpu_transformer_blocks.cpp.
-#include "backend/gpu/gpu_transformer.h"
+#include "model/gpu/gpu_transformer.h"
 
 #include <fmt/format.h>
 

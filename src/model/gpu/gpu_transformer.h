@@ -39,7 +39,7 @@
 #include "backend/cpu/rope_table.h"
 #include "backend/gpu/gpu_collective.h"
 #include "backend/gpu/gpu_decode_graph.h"
-#include "backend/gpu/gpu_model.h"
+#include "model/gpu/gpu_model.h"
 #include "backend/gpu/gpu_ops.h"
 #include "backend/gpu/gpu_sampling.h"
 #include "backend/gpu/gpu_shard.h"

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "backend/gpu/gpu_ops_delta_net.h"
-#include "backend/gpu/gpu_transformer.h"
+#include "model/gpu/gpu_transformer.h"
 #include "model/arch/qwen3next_weights.h"
 #include "model/weight_slices.h"
 

@@ -83,7 +83,7 @@ std::string gpu_unavailable_reason();
 
 Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const ComputeOptions& options);
 
-// The GPU forward passes (backend/gpu/gpu_llama.cpp, gpu_hybrid.cpp, gpu_deepseek2.cpp; an error
+// The GPU forward passes (model/gpu/gpu_llama.cpp, gpu_hybrid.cpp, gpu_deepseek2.cpp; an error
 // in builds without a GPU): the Llama family with gpt-oss, qwen3next / qwen35moe, and deepseek2.
 Result<std::unique_ptr<Model>> load_gpu_llama_family(const GgufFile& file, const ModelConfig& config,
                                                      const ComputeOptions& options);

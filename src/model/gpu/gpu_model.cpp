@@ -1,5 +1,5 @@
-// Device selection for models (backend/gpu/gpu_model.h); compiled in every build.
-#include "backend/gpu/gpu_model.h"
+// Device selection for models (model/gpu/gpu_model.h); compiled in every build.
+#include "model/gpu/gpu_model.h"
 
 #include <fmt/format.h>
 
