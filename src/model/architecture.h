@@ -10,7 +10,7 @@
 //
 // Adding an architecture: an Arch value and its row here (architecture.cpp), its hyper-parameter
 // keys (a reader in the row), and a recipe: a family's weight loader and forward pass in
-// model/arch/ (CPU) and backend/gpu/ (GPU), or a new family. docs/ARCHITECTURE.md lists the files.
+// model/arch/ (CPU) and model/gpu/ (GPU), or a new family. docs/ARCHITECTURE.md lists the files.
 
 #include <cstdint>
 #include <span>
