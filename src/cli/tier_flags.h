@@ -75,8 +75,12 @@ struct TierFlags {
         req.vram_reserve = *r;
         req.n_ctx = n_ctx;
         req.n_batch = n_batch;
-        req.expert_policy = expert_policy;
-        req.miss_lane = miss_lane;
+        const auto policy = policy_kind_from_name(expert_policy);
+        if (!policy) return Status::error("--expert-policy: expected lru or lfu, got {:?}", expert_policy);
+        const auto lane = miss_lane_from_name(miss_lane);
+        if (!lane) return Status::error("--miss-lane: expected auto, cpu or stream, got {:?}", miss_lane);
+        req.expert_policy = *policy;
+        req.miss_lane = *lane;
         req.expert_slots = expert_slots;
         req.force_tiers = expert_slots >= 0;
         req.expert_profile = expert_profile;

@@ -107,6 +107,12 @@ PolicyDecision LfuDecayPolicy::decide(std::span<const uint32_t> misses, std::spa
     return d;
 }
 
+std::optional<PolicyKind> policy_kind_from_name(std::string_view name) {
+    if (name == "lru") return PolicyKind::Lru;
+    if (name == "lfu") return PolicyKind::LfuDecay;
+    return std::nullopt;
+}
+
 std::unique_ptr<ExpertPolicy> make_expert_policy(PolicyKind kind, size_t key_count, double decay) {
     switch (kind) {
         case PolicyKind::Lru: return std::make_unique<LruPolicy>(key_count);

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,7 @@ private:
 };
 
 enum class PolicyKind { Lru, LfuDecay };
+std::optional<PolicyKind> policy_kind_from_name(std::string_view name);  // "lru", "lfu" (decayed)
 std::unique_ptr<ExpertPolicy> make_expert_policy(PolicyKind kind, size_t key_count, double decay = 0.9);
 
 // Replays a trace (one list of expert ids per step) against a policy with `slots` slots, as the

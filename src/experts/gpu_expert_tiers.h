@@ -35,7 +35,9 @@
 #include <vector>
 
 #include "backend/gpu/gpu_routed_experts.h"
+#include "experts/expert_policy.h"
 #include "experts/expert_store.h"
+#include "experts/miss_lanes.h"
 #include "core/status.h"
 #include "gguf/reader.h"
 #include "model/blocks/moe_routing.h"
@@ -92,11 +94,9 @@ inline constexpr uint32_t kDefaultExpertPrefetch = 3;
 struct GpuExpertTierOptions {
     uint64_t cache_slots = 0;    // VRAM cache slots (the memory plan's vram_expert_slots)
     uint64_t staging_slots = 16; // the streaming ring (two halves); at least 2
-    std::string policy = "lru";  // "lru" or "lfu" (decayed)
+    PolicyKind policy = PolicyKind::Lru;
     double lfu_decay = 0.9;
-    // Misses go to the CPU or the link by measured cost; "cpu" or "stream" forces one lane (for
-    // measurements and tests); "auto" balances.
-    std::string miss_lane = "auto";
+    MissLane miss_lane = MissLane::Auto;  // experts/miss_lanes.h
     bool pin_file = true;        // page-lock the mapped expert tensors (else copies are staged)
     // One-token steps copy up to this many of the next layer's likely experts (its router's pick
     // for this layer's input) ahead, into free staging slots; 0: off.

@@ -32,7 +32,7 @@ GpuExpertTiers::GpuExpertTiers(std::vector<ExpertLayerTensors> layers, gpu::GpuC
         layer_index_[l.layer] = static_cast<int32_t>(layers_.size());
         layers_.push_back(std::move(t));
     }
-    if (options_.policy == "lfu") policy_ = std::make_unique<LfuDecayPolicy>(key_count(), options_.lfu_decay);
+    if (options_.policy == PolicyKind::LfuDecay) policy_ = std::make_unique<LfuDecayPolicy>(key_count(), options_.lfu_decay);
     else policy_ = std::make_unique<LruPolicy>(key_count());
 }
 
@@ -212,10 +212,6 @@ Result<std::unique_ptr<gpu::RoutedExperts>> make_gpu_expert_tiers(const GgufFile
     STRATA_ASSIGN_OR_RETURN(std::vector<ExpertLayerTensors> layers, expert_tensors_from_gguf(file));
     std::erase_if(layers, [&](const ExpertLayerTensors& l) { return l.layer < options.layer_begin || l.layer >= options.layer_end; });
     if (layers.empty()) return Status::error("{} has no routed experts to tier in layers {}-{}", file.path(), options.layer_begin, options.layer_end);
-    if (options.policy != "lru" && options.policy != "lfu")
-        return Status::error("--expert-policy: expected lru or lfu, got {:?}", options.policy);
-    if (options.miss_lane != "auto" && options.miss_lane != "cpu" && options.miss_lane != "stream")
-        return Status::error("--miss-lane: expected auto, cpu or stream, got {:?}", options.miss_lane);
     auto tiers = std::make_unique<gpu_tiers::GpuExpertTiers>(std::move(layers), ctx, options);
     STRATA_TRY(tiers->init(ctx, summary));
     return std::unique_ptr<gpu::RoutedExperts>(std::move(tiers));

@@ -194,7 +194,7 @@ void GpuExpertTiers::queue_copies_ahead(int64_t li, int64_t nli, const ExpertSlo
 uint64_t GpuExpertTiers::stream_ahead(int64_t li) {
     const int64_t nli = li + 1;
     const auto half = static_cast<int64_t>(staging_count_ / 2);
-    if (!stream_ahead_enabled_ || options_.miss_lane == "cpu" || static_cast<size_t>(nli) >= layers_.size() || half <= 0)
+    if (!stream_ahead_enabled_ || options_.miss_lane == MissLane::Cpu || static_cast<size_t>(nli) >= layers_.size() || half <= 0)
         return 0;
     ahead_candidates_.clear();
     for (uint32_t x = 0; x < n_expert_; ++x) {

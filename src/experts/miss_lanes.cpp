@@ -5,6 +5,13 @@
 
 namespace strata {
 
+std::optional<MissLane> miss_lane_from_name(std::string_view name) {
+    if (name == "auto") return MissLane::Auto;
+    if (name == "cpu") return MissLane::Cpu;
+    if (name == "stream") return MissLane::Stream;
+    return std::nullopt;
+}
+
 const MissSplit& MissLanes::split(std::vector<MissedExpert>& misses, uint64_t expert_bytes, double link_backlog_s) {
     MissSplit& s = split_;
     s.cpu.clear(), s.streamed.clear();
@@ -15,22 +22,22 @@ const MissSplit& MissLanes::split(std::vector<MissedExpert>& misses, uint64_t ex
         return a.expert < b.expert;
     });
     size_t moved = 0;
-    if (!misses.empty() && mode_ != "stream") {
+    if (!misses.empty() && mode_ != MissLane::Stream) {
         const double copy_one = static_cast<double>(expert_bytes) / (link_gbps_ * 1e9);
         double copy_total = copy_one * static_cast<double>(misses.size());
         double cpu_total = 0.0;
-        s.decode_like = mode_ == "auto" && misses.back().tokens <= 2;
+        s.decode_like = mode_ == MissLane::Auto && misses.back().tokens <= 2;
         if (s.decode_like) {
             moved = static_cast<size_t>(std::lround(decode_cpu_share_ * static_cast<double>(misses.size())));
         } else {
             for (const MissedExpert& m : misses) {
                 const double cost = cpu_cost(m.tokens);
-                if (mode_ != "cpu" && cpu_total + cost > std::max(0.0, link_backlog_s) + copy_total - copy_one) break;
+                if (mode_ != MissLane::Cpu && cpu_total + cost > std::max(0.0, link_backlog_s) + copy_total - copy_one) break;
                 cpu_total += cost;
                 copy_total -= copy_one;
                 ++moved;
             }
-            if (moved == 0 && misses.size() >= 2 && mode_ == "auto" && ++steps_since_cpu_ >= kStepsBetweenCpuChecks) {
+            if (moved == 0 && misses.size() >= 2 && mode_ == MissLane::Auto && ++steps_since_cpu_ >= kStepsBetweenCpuChecks) {
                 moved = 1;
                 cpu_total = cpu_cost(misses[0].tokens);
             }

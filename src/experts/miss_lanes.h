@@ -20,14 +20,16 @@
 // - Among misses with as many tokens the coldest by the cache policy go to the CPU: streamed
 //   misses may be admitted to the cache, the CPU's never are.
 //
-//   MissLanes lanes("auto");
+//   MissLanes lanes(MissLane::Auto);
 //   lanes.set_link(54.0);  lanes.set_cpu_costs(1.2e-4, 2e-6);
 //   const MissSplit& s = lanes.split(misses, expert_bytes);   // s.cpu, s.streamed
 //   ... run both lanes ...
 //   lanes.decode_feedback(gpu_part_was_done_when_the_cpu_ended);
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace strata {
@@ -45,10 +47,14 @@ struct MissSplit {
     double predicted_cpu_s = 0;     // the cost model's CPU time (prompt-like steps; 0 otherwise)
 };
 
+// Where misses go: both lanes by measured cost (as above), every miss on the CPU, or every miss
+// streamed over the link (--miss-lane; the last two for measurements and tests).
+enum class MissLane { Auto, Cpu, Stream };
+std::optional<MissLane> miss_lane_from_name(std::string_view name);  // "auto", "cpu", "stream"
+
 class MissLanes {
 public:
-    // mode: "auto" (both lanes, as above), "cpu" (every miss on the CPU) or "stream".
-    explicit MissLanes(std::string mode) : mode_(std::move(mode)) {}
+    explicit MissLanes(MissLane mode) : mode_(mode) {}
 
     void set_link(double gbps) { link_gbps_ = gbps > 0 ? gbps : link_gbps_; }
     void set_cpu_costs(double expert_s, double token_s) { cpu_expert_s_ = expert_s, cpu_token_s_ = token_s; }
@@ -74,7 +80,7 @@ public:
     // The share of a decode step's misses the CPU is expected to take: the feedback's share, or
     // all or none when the mode forces a lane.
     double expected_decode_cpu_share() const {
-        return mode_ == "cpu" ? 1.0 : mode_ == "stream" ? 0.0 : decode_cpu_share_;
+        return mode_ == MissLane::Cpu ? 1.0 : mode_ == MissLane::Stream ? 0.0 : decode_cpu_share_;
     }
     double cpu_scale() const { return cpu_scale_; }
     double cpu_expert_s() const { return cpu_expert_s_; }
@@ -89,7 +95,7 @@ private:
         return cpu_scale_ * (cpu_expert_s_ + cpu_token_s_ * (static_cast<double>(tokens) - 1.0));
     }
 
-    std::string mode_;
+    MissLane mode_;
     double link_gbps_ = 10.0;
     double cpu_expert_s_ = 1e-4, cpu_token_s_ = 1e-5, cpu_scale_ = 1.0;
     double decode_cpu_share_ = 0.5;

@@ -31,8 +31,8 @@ struct GpuPlacementRequest {
     uint64_t vram_reserve = 512 * kMiB;
     int64_t n_ctx = 4096;
     int64_t n_batch = 512;
-    std::string expert_policy = "lru";   // see GpuExpertTierOptions
-    std::string miss_lane = "auto";
+    PolicyKind expert_policy = PolicyKind::Lru;  // see GpuExpertTierOptions
+    MissLane miss_lane = MissLane::Auto;
     int64_t expert_slots = -1;           // >= 0: this many cache slots (on each GPU of a split) instead of the plan's (tests)
     bool force_tiers = false;            // tier the experts even when they all fit (tests)
     std::string expert_profile;          // a `strata profile` file: its hottest experts start in VRAM

@@ -22,11 +22,11 @@ std::vector<MissedExpert> decode_misses(int n) {  // one token each, heat = 10 �
 }
 
 TEST(MissLanes, ForcedLanes) {
-    MissLanes stream("stream");
+    MissLanes stream(MissLane::Stream);
     const MissSplit& s = split(stream, {{7, 1, 0}, {3, 40, 0}, {5, 1, 0}}, 1 << 20);
     EXPECT_TRUE(s.cpu.empty());
     EXPECT_EQ(s.streamed, (std::vector<int32_t>{3, 5, 7}));
-    MissLanes cpu("cpu");
+    MissLanes cpu(MissLane::Cpu);
     for (int64_t tokens : {1, 40}) {
         const MissSplit& c = split(cpu, {{7, tokens, 0}, {3, tokens, 0}}, 1 << 20);
         EXPECT_EQ(c.cpu.size(), 2u) << tokens << " tokens";
@@ -36,13 +36,13 @@ TEST(MissLanes, ForcedLanes) {
     // What the CPU lane is expected to take of a decode step's misses (what it reads ahead).
     EXPECT_EQ(stream.expected_decode_cpu_share(), 0.0);
     EXPECT_EQ(cpu.expected_decode_cpu_share(), 1.0);
-    MissLanes lanes("auto");
+    MissLanes lanes(MissLane::Auto);
     EXPECT_EQ(lanes.expected_decode_cpu_share(), lanes.decode_cpu_share());
 }
 
 // Decode-like steps: the share (0.5 at first) of the misses goes to the CPU, coldest first.
 TEST(MissLanes, DecodeShareTakesTheColdest) {
-    MissLanes lanes("auto");
+    MissLanes lanes(MissLane::Auto);
     std::vector<MissedExpert> misses = decode_misses(8);
     misses[6].heat = -1.0;  // expert 6 is the coldest of all
     const MissSplit& s = split(lanes, misses, 1 << 20);
@@ -55,7 +55,7 @@ TEST(MissLanes, DecodeShareTakesTheColdest) {
 // The share moves toward the lane that finished first (0.02 away from the CPU, three times that
 // toward it), within [0, 1]; a prompt-like split leaves it alone.
 TEST(MissLanes, DecodeFeedbackMovesTheShare) {
-    MissLanes lanes("auto");
+    MissLanes lanes(MissLane::Auto);
     split(lanes, decode_misses(8), 1 << 20);
     for (int i = 0; i < 40; ++i) lanes.decode_feedback(false);  // the GPU's part still ran: CPU takes more
     EXPECT_DOUBLE_EQ(lanes.decode_cpu_share(), 1.0);
@@ -78,11 +78,11 @@ TEST(MissLanes, DecodeShareSettlesWhereTheGpuIsFirstThreeTimesInFour) {
             for (int i = 0; i < 4; ++i) lanes.decode_feedback(i < gpu_first_of_four);
         return lanes.decode_cpu_share() - start;
     };
-    MissLanes biased("auto");
+    MissLanes biased(MissLane::Auto);
     EXPECT_NEAR(run(biased, 3), 0.0, 1e-9);
-    MissLanes drifting("auto");
+    MissLanes drifting(MissLane::Auto);
     EXPECT_NEAR(run(drifting, 2), 5 * (2 * 0.06 - 2 * 0.02), 1e-9);  // +0.4, towards the CPU: 0.9
-    MissLanes even("auto");
+    MissLanes even(MissLane::Auto);
     even.set_decode_share_bias(1.0);
     EXPECT_NEAR(run(even, 2), 0.0, 1e-9);
 }
@@ -91,7 +91,7 @@ TEST(MissLanes, DecodeShareSettlesWhereTheGpuIsFirstThreeTimesInFour) {
 // Misses of 3, 5, 10 and 20 tokens: the 3-token one costs 1.7 ms against 3 ms of copies left →
 // CPU; the 5-token one would make 3.6 ms against 2 ms → stays on the link, and so do the rest.
 TEST(MissLanes, PromptStepsFollowTheCostModel) {
-    MissLanes lanes("auto");
+    MissLanes lanes(MissLane::Auto);
     lanes.set_link(10.0);
     lanes.set_cpu_costs(1.5e-3, 1e-4);
     const MissSplit& s = split(lanes, {{4, 20, 0}, {9, 5, 0}, {2, 3, 0}, {7, 10, 0}}, 10'000'000);
@@ -108,7 +108,7 @@ TEST(MissLanes, PromptStepsFollowTheCostModel) {
 // of the misses above, the 5-token one (1.7 + 1.9 = 3.6 ms against 2 + 3 - 1 = 4 ms of copies) now
 // goes to the CPU too, the 10-token one (3.6 + 2.4 = 6 ms against 2 + 2 - 1 = 3 ms) does not.
 TEST(MissLanes, LinkBacklogLengthensTheCpuLane) {
-    MissLanes lanes("auto");
+    MissLanes lanes(MissLane::Auto);
     lanes.set_link(10.0);
     lanes.set_cpu_costs(1.5e-3, 1e-4);
     const MissSplit& s = split(lanes, {{4, 20, 0}, {9, 5, 0}, {2, 3, 0}, {7, 10, 0}}, 10'000'000, 2e-3);
@@ -119,7 +119,7 @@ TEST(MissLanes, LinkBacklogLengthensTheCpuLane) {
 
 // A CPU the model judges too slow still gets one miss every 32 prompt-like steps.
 TEST(MissLanes, PeriodicCpuCheck) {
-    MissLanes lanes("auto");
+    MissLanes lanes(MissLane::Auto);
     lanes.set_link(10.0);
     lanes.set_cpu_costs(1.0, 0.0);  // a second an expert: never worth it by the model
     for (int step = 1; step <= 2 * MissLanes::kStepsBetweenCpuChecks; ++step) {

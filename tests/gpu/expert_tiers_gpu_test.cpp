@@ -40,7 +40,7 @@ Result<std::unique_ptr<Model>> load_tiered(const GgufFile& f, const TierCase& c,
     GpuPlacementRequest req;
     req.expert_slots = c.slots;
     req.force_tiers = true;
-    req.miss_lane = c.lane;
+    req.miss_lane = miss_lane_from_name(c.lane).value();
     req.n_ctx = 256;
     req.expert_prefetch = prefetch;
     req.staging_slots = staging;

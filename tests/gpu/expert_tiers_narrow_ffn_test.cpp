@@ -49,7 +49,7 @@ TEST_P(GpuTiersNarrowFfn, OneSlotMatchesResident) {
         GpuPlacementRequest req;
         req.expert_slots = 1;
         req.force_tiers = true;
-        req.miss_lane = lane;
+        req.miss_lane = miss_lane_from_name(lane).value();
         req.n_ctx = 256;
         ComputeOptions options{.device = ComputeDevice::Gpu};  // the placement fills in the tiers
         auto placement = place_on_gpu(*file, options, req);

@@ -79,7 +79,7 @@ TEST(GpuLayerSplitPlacement, TiersPerGpuMatchReference) {
         GpuPlacementRequest req;
         req.expert_slots = slots;
         req.force_tiers = true;
-        req.miss_lane = lane;
+        req.miss_lane = miss_lane_from_name(lane).value();
         req.n_ctx = 256;
         auto placed = place_on_gpu(f, options, req);
         if (!placed) return Result<std::unique_ptr<Model>>(placed.status());
