@@ -109,7 +109,7 @@ int run_profile(ProfileCliOptions o) {
 
     ExpertCounter counter(*layers, who->n_expert);
     ThreadPool pool(ThreadPool::Options{.threads = o.threads});
-    CpuContext ctx(pool);
+    CpuContext ctx(pool, (*lm)->model->cpu_tuning());
     ProfileProgressLine line(prompts->size());
     // A pass that reached no MoE block through the hook means the architecture's MoE blocks do not
     // report routing (every MoE architecture here does; a new one might not): stop after it rather

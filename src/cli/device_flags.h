@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "model/gpu/gpu_model.h"
+#include "cli/environment_tuning.h"
 #include "cli/progress.h"
 #include "gguf/reader.h"
 #include "cli/self_rerun.h"
@@ -76,6 +77,7 @@ struct DeviceFlags {
 
     Result<ComputeOptions> options() const {
         ComputeOptions o;
+        apply_environment_tuning(o);  // the STRATA_* switches, read here and nowhere below
         // One flag for both caches: an `auto` run that falls back to the CPU keeps the type asked for.
         STRATA_ASSIGN_OR_RETURN(o.kv_type, parse_kv_type(kv_type));
         if (load != "auto" && load != "mmap" && load != "memory") {

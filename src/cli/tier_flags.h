@@ -52,6 +52,7 @@ struct TierFlags {
 
     Result<GpuPlacement> place(const GgufFile& file, ComputeOptions& compute, int64_t n_ctx, int64_t n_batch) const {
         GpuPlacementRequest req;
+        req.tier_tuning = environment_tuning().tiers;
         if (vram_budget.find(',') != std::string::npos) {
             if (compute.split_ordinals.size() < 2) {
                 return Status::error("--vram-budget {}: a list of sizes is for a model split over --gpus", vram_budget);

@@ -38,6 +38,7 @@
 #include "experts/expert_policy.h"
 #include "experts/expert_store.h"
 #include "experts/miss_lanes.h"
+#include "experts/tier_tuning.h"
 #include "core/status.h"
 #include "gguf/reader.h"
 #include "model/blocks/moe_routing.h"
@@ -109,6 +110,7 @@ struct GpuExpertTierOptions {
     uint32_t layer_begin = 0, layer_end = UINT32_MAX;
     // The experts' activation: gpt-oss's clamped SwiGLU (with the per-expert biases its file has).
     ExpertActivation activation = ExpertActivation::SwiGlu;
+    TierTuning tuning;  // switches between measured alternatives (experts/tier_tuning.h)
     std::shared_ptr<GpuExpertTierStats> stats;  // optional: filled as the tiers run
     std::shared_ptr<std::mutex> stats_mutex;    // guards *stats when another thread reads it
 };

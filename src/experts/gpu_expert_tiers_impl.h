@@ -23,7 +23,6 @@
 
 #include "backend/gpu/gpu_ops.h"
 #include "core/background_task.h"
-#include "core/env_switch.h"
 #include "experts/cache_warmer.h"
 #include "experts/cpu_expert_lane.h"
 #include "experts/expert_policy.h"
@@ -180,7 +179,7 @@ private:
 
     // ---- the link (gpu_tiers_link_with_gpu.cpp) ----
     static void* mapped(const PinnedArray& a, uint64_t bytes);
-    void* lane_sum_view(uint64_t bytes) const;
+    void* lane_sum_view() const;
     // How a step's routing comes up to the host: as tagged pairs (decode), or data then a flag
     // whose value is seq (0: no flag, an event then).
     struct RoutingFetch {
@@ -227,15 +226,14 @@ private:
     int64_t lane_layer_ = -1;  // (for the timeline)
     bool lane_gpu_first_ = false;
     std::atomic<bool> gpu_part_queued_{false};  // experts_done_ is recorded for the lane's step
-    // Early combine (STRATA_TIERS_EARLY_COMBINE=0 turns it off, to compare): the counter in
-    // page-locked memory that the GPU waits on before the combine.
-    bool early_combine_ = env_switch_on("STRATA_TIERS_EARLY_COMBINE");
+    // Early combine (tuning.early_combine; off where the counter cannot be allocated): the counter
+    // in page-locked memory that the GPU waits on before the combine.
+    bool early_combine_ = options_.tuning.early_combine;
     gpu::PinnedBuffer lane_done_;
     uint32_t lane_seq_ = 0;
-    // Warming (plan_warm; STRATA_TIERS_WARM=0 turns it off and =read keeps the lines where they
-    // were read, to compare): what the lane reads after its sum, set up by the step thread while
-    // the lane runs and published by warm_ready_.
-    bool warm_enabled_ = env_switch_on("STRATA_TIERS_WARM");
+    // Warming (plan_warm; tuning.warming): what the lane reads after its sum, set up by the step
+    // thread while the lane runs and published by warm_ready_.
+    bool warm_enabled_ = options_.tuning.warming != CacheWarming::Off;
     CacheWarmer warmer_;
     std::atomic<bool> warm_ready_{false};
     std::vector<int32_t> warmed_;  // experts of layer warmed_layer_ (-1: none) the lane read
@@ -248,23 +246,18 @@ private:
 
     // ---- the link and the GPU's streams ----
     // The routing's and the prediction's arrival on the host (fetch_routing, fetch_prediction,
-    // await_flag); off or not allocated: events. STRATA_TIERS_ROUTING_FLAG=0 waits for the events,
-    // to compare.
+    // await_flag); off (tuning.routing_flags) or not allocated: events.
     HostFlag routing_flag_, prediction_flag_;
-    bool host_flags_on_ = env_switch_on("STRATA_TIERS_ROUTING_FLAG");
+    bool host_flags_on_ = options_.tuning.routing_flags;
     // A decode step's routing up and the CPU lane's sum down as tagged words (core/tagged_words.h):
-    // the reader polls the data itself, with no fence or flag after it. STRATA_TIERS_TAGGED=0
-    // uses the flag and the counter, to compare.
-    bool tagged_on_ = env_switch_on("STRATA_TIERS_TAGGED");
+    // the reader polls the data itself, with no fence or flag after it; tuning.tagged_words off:
+    // the flag and the counter.
+    bool tagged_on_ = options_.tuning.tagged_words;
     uint32_t routing_tag_ = 0;
     PinnedArray host_routing_pairs_, host_lane_pairs_;
-    // A decode step's end is recorded before the wait for the lane; STRATA_TIERS_STEP_DONE=combine
-    // records it after the combine, as prompt steps do, to compare.
-    bool step_done_after_combine_ = env_equals("STRATA_TIERS_STEP_DONE", "combine");
-    // STRATA_TIERS_PLAN_UPLOAD=copy and STRATA_TIERS_LANE_SUM=copy send a plan or a lane sum over
-    // 64 KiB by a copy instead of through the mapping, to compare (mapped, lane_sum_view).
-    bool plan_copied_ = env_equals("STRATA_TIERS_PLAN_UPLOAD", "copy");
-    bool lane_sum_copied_ = env_equals("STRATA_TIERS_LANE_SUM", "copy");
+    // A decode step's end is recorded before the wait for the lane, unless
+    // tuning.decode_done_after_combine records it after the combine, as prompt steps do.
+    bool step_done_after_combine_ = options_.tuning.decode_done_after_combine;
     int ordinal_;
     gpu::GpuStream copy_stream_;
     gpu::CopyBatch copies_;
@@ -296,20 +289,16 @@ private:
     // The serial chain per layer (lane end → next routing), a running mean for copy_ahead; until
     // measured, a typical H200 value.
     double chain_s_ = 60e-6;
-    bool ahead_fixed_ = env_equals("STRATA_TIERS_AHEAD", "fixed");
-    // STRATA_TIERS_LINK_BACKLOG=0 leaves the link's backlog out of the CPU lane's share, to compare.
-    bool link_backlog_on_ = env_switch_on("STRATA_TIERS_LINK_BACKLOG");
-    LinkClock link_clock_{env_switch_on("STRATA_TIERS_LINK_CLOCK")};  // the copy stream's busy time
-    TierTimeline timeline_;  // a diagnostic (STRATA_TIERS_TIMELINE)
-    // To compare: STRATA_TIERS_STREAM_AHEAD=0 turns the copies ahead of scan steps off, and
-    // STRATA_TIERS_SCAN_ADMIT=1 lets scan steps shape the cache.
-    bool stream_ahead_enabled_ = env_switch_on("STRATA_TIERS_STREAM_AHEAD");
-    bool scan_admits_ = env_equals("STRATA_TIERS_SCAN_ADMIT", "1");
-    // STRATA_TIERS_SCAN_COVERAGE sets another threshold (tests make the fixtures' small steps scans).
-    double scan_coverage_ = [] {
-        const char* v = std::getenv("STRATA_TIERS_SCAN_COVERAGE");
-        return v ? std::atof(v) : kScanCoverage;
-    }();
+    bool ahead_fixed_ = options_.tuning.fixed_copies_ahead;
+    // Off: the link's backlog is left out of the CPU lane's share.
+    bool link_backlog_on_ = options_.tuning.link_backlog;
+    LinkClock link_clock_;  // the copy stream's busy time
+    TierTimeline timeline_{options_.tuning.timeline_pass};  // a diagnostic
+    // Off: no copies ahead of scan steps. (Scan steps never shape the cache: letting them admit
+    // lost, pp512 2,383-2,421 against 2,538-2,564 tok/s, bench/results/2026-11-30-scan-steps.)
+    bool stream_ahead_enabled_ = options_.tuning.stream_ahead;
+    // Tests lower it, so that the fixtures' small steps are scans.
+    double scan_coverage_ = options_.tuning.scan_coverage.value_or(kScanCoverage);
 
     // ---- the layers and the slots ----
     std::vector<TierLayer> layers_;

@@ -39,7 +39,7 @@ GpuExpertTiers::GpuExpertTiers(std::vector<ExpertLayerTensors> layers, gpu::GpuC
 Status GpuExpertTiers::init(gpu::GpuContext& ctx, GpuExpertTierSummary* summary) {
     staging_count_ = std::max<uint64_t>(2, options_.staging_slots / 2 * 2);
     // To compare ring sizes (beside no cache: the plan reserved only its own ring).
-    if (const char* v = std::getenv("STRATA_TIERS_STAGING")) staging_count_ = std::max<uint64_t>(2, std::strtoull(v, nullptr, 10) / 2 * 2);
+    if (options_.tuning.staging_slots) staging_count_ = std::max<uint64_t>(2, *options_.tuning.staging_slots / 2 * 2);
     cache_count_ = std::min<uint64_t>(options_.cache_slots, key_count());
     const uint64_t n_slots = cache_count_ + staging_count_;
     std::string error;
@@ -75,9 +75,9 @@ Status GpuExpertTiers::init(gpu::GpuContext& ctx, GpuExpertTierSummary* summary)
     ctx.synchronize();  // the bias copies read the mapped file
     slots_ = ExpertSlots(key_count(), cache_count_, staging_count_);
 
-    if (env_equals("STRATA_TIERS_WARM", "read")) warmer_.set_demote(false);
+    if (options_.tuning.warming == CacheWarming::Read) warmer_.set_demote(false);
     // To compare: the decode split's bias (experts/miss_lanes.h) other than its default.
-    if (const char* v = std::getenv("STRATA_TIERS_SHARE_BIAS")) lanes_.set_decode_share_bias(std::atof(v));
+    if (options_.tuning.decode_share_bias) lanes_.set_decode_share_bias(*options_.tuning.decode_share_bias);
     if (lane_done_.allocate(64, &error)) *lane_done_.as<uint32_t>() = 0;
     else early_combine_ = false;  // the lane is then awaited on the host, as before
     if (host_flags_on_) host_flags_on_ = routing_flag_.allocate() && prediction_flag_.allocate();

@@ -27,11 +27,9 @@ void* GpuExpertTiers::mapped(const PinnedArray& a, uint64_t bytes) {
 // a copy, but that copy waits for a copy engine behind the experts being streamed, and the host
 // must wait for the lane to queue it; read where it lies, the combine is queued at once and waits
 // for the lane on the GPU (early combine). Every expert in RAM, pp512: 1,553 against 1,445 tok/s
-// (bench/results/2026-11-30-scan-steps). STRATA_TIERS_LANE_SUM=copy copies a sum over 64 KiB, to
-// compare.
-void* GpuExpertTiers::lane_sum_view(uint64_t bytes) const {
-    return lane_sum_copied_ ? mapped(host_cpu_out_, bytes) : host_cpu_out_.buffer.device_view();
-}
+// (bench/results/2026-11-30-scan-steps; copying sums over 64 KiB measured 2,356-2,459 against
+// 2,437-2,493 tok/s at a 10 GiB budget, and was removed).
+void* GpuExpertTiers::lane_sum_view() const { return host_cpu_out_.buffer.device_view(); }
 
 // A buffer of `words` tagged pairs, cleared when it grows: a new allocation may hold old pairs
 // whose tags a later transfer could take for its own.

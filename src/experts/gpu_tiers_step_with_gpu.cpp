@@ -143,7 +143,7 @@ void GpuExpertTiers::start_lane(TierStep& s, CpuContext& cpu) {
     // GPU, so this thread returns without waiting for it. It needs the lane's sum and the counter
     // read through the GPU's mapping of page-locked memory.
     s.early = s.overlap && early_combine_ && lane_done_.device_view() != nullptr &&
-              lane_sum_view(values * sizeof(float)) != nullptr;
+              lane_sum_view() != nullptr;
     // A decode step's sum goes down as tagged words, which the GPU polls once the lane raises
     // its counter (as it begins the down products).
     s.tagged_sum = s.early && tagged_on_ && s.n == 1 && lane_pairs_view(values) != nullptr;
@@ -198,10 +198,11 @@ void GpuExpertTiers::queue_gpu_part(TierStep& s, gpu::GpuContext& g) {
 
     // By a kernel reading the host buffer where it is mapped (see fetch_routing), at any size: a
     // copy would wait for a copy engine behind the experts streamed ahead (a prompt's plan is
-    // ~80 KB; it waited ~1.8 ms a layer, holding up the hits; bench/results/2026-11-30-scan-steps).
+    // ~80 KB; it waited ~1.8 ms a layer, holding up the hits; bench/results/2026-11-30-scan-steps:
+    // pp512 at 10 GiB 2,453-2,517 tok/s copied against 2,971-3,075 read through the mapping).
     void* stream = g.stream();
     uint8_t* d_plan = dev_plan_.get<uint8_t>(g.pool(), layout.bytes);
-    void* view = plan_copied_ ? mapped(host_plan_, layout.bytes) : host_plan_.buffer.device_view();
+    void* view = host_plan_.buffer.device_view();
     if (view) gpu::gpu_copy_words(d_plan, view, layout.bytes, g);
     else g.upload(d_plan, plan_host, layout.bytes);
     s.d_weights = reinterpret_cast<const float*>(d_plan + layout.weights);
@@ -334,7 +335,7 @@ void GpuExpertTiers::combine(TierStep& s, gpu::GpuContext& g) {
         } else {
             run_lane(), settle_lane();
         }
-        if (!d_cpu_out) d_cpu_out = static_cast<const float*>(lane_sum_view(values * sizeof(float)));
+        if (!d_cpu_out) d_cpu_out = static_cast<const float*>(lane_sum_view());
         if (!d_cpu_out) {
             float* copy = dev_cpu_out_.get<float>(g.pool(), values);
             g.upload(copy, s.cpu_out, values * sizeof(float));
@@ -358,11 +359,10 @@ void GpuExpertTiers::combine(TierStep& s, gpu::GpuContext& g) {
 }
 
 // The policy: streamed experts it admits keep their slot; the victim's joins the ring
-// (experts/expert_slots.h). A scan step leaves the policy alone (experts/scan_steps.h);
-// STRATA_TIERS_SCAN_ADMIT=1 lets it admit, to compare.
+// (experts/expert_slots.h). A scan step leaves the policy alone (experts/scan_steps.h): letting
+// it admit lost (bench/results/2026-11-30-scan-steps).
 void GpuExpertTiers::update_cache(TierStep& s) {
-    const bool shapes_cache = !s.scan || scan_admits_;
-    if (!shapes_cache) return;
+    if (s.scan) return;
     used_ids_.clear();
     for (int32_t x : used_) used_ids_.push_back(id(s.li, x));
     policy_->record_use(used_ids_);

@@ -16,17 +16,13 @@ namespace strata {
 
 class LinkClock {
 public:
-    // Off, it records nothing (STRATA_TIERS_LINK_CLOCK=0 turns the tiers' clock off, to compare).
-    explicit LinkClock(bool on = true) : on_(on) {}
     void begin(void* stream) {
-        if (!on_) return;
         if (free_.empty()) free_.push_back(std::make_unique<Span>());
         open_ = std::move(free_.back());
         free_.pop_back();
         open_->start.record(stream);
     }
     void end(void* stream) {
-        if (!on_) return;
         open_->end.record(stream);
         pending_.push_back(std::move(open_));
     }
@@ -45,7 +41,6 @@ private:
     struct Span {
         gpu::GpuEvent start, end;
     };
-    bool on_;
     std::unique_ptr<Span> open_;
     std::deque<std::unique_ptr<Span>> pending_, free_;
 };

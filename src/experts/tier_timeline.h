@@ -28,9 +28,8 @@ namespace strata {
 
 class TierTimeline {
 public:
-    TierTimeline() {
-        if (const char* v = std::getenv("STRATA_TIERS_TIMELINE")) want_pass_ = std::atoi(v);
-    }
+    // want_pass > 0: the forward pass to record (the first is 1); 0: none.
+    explicit TierTimeline(int want_pass) : want_pass_(want_pass) {}
     bool on() const { return on_; }
 
     // At the first layer step of a forward pass (once per pass: until end_pass).

@@ -74,6 +74,10 @@ public:
         kv_type_ = type;
     }
     KvCacheType kv_type() const { return kv_type_; }
+    // The CPU kernels' switches the commands asked for (backend/cpu/cpu_tuning.h): whoever makes
+    // a CpuContext for this model's forward passes passes them on. Defaults unless set.
+    void set_cpu_tuning(const CpuTuning& tuning) { cpu_tuning_ = tuning; }
+    const CpuTuning& cpu_tuning() const { return cpu_tuning_; }
     // Where forward() runs, for reports: "cpu", or "CUDA NVIDIA H200 (sm_90)".
     virtual std::string device_name() const { return "cpu"; }
 
@@ -126,6 +130,7 @@ public:
 protected:
     ModelConfig config_;
     KvCacheType kv_type_ = KvCacheType::F32;
+    CpuTuning cpu_tuning_;
     uint64_t passes_ = 0;  // advanced by the models that keep logits on a device, per pass
 };
 

@@ -34,7 +34,7 @@ Result<ParityReport> run_parity(const std::string& model_path, const std::string
     }
     const float* want = reinterpret_cast<const float*>(ref.tensor_data(*logits_info));
 
-    CpuContext ctx(pool);
+    CpuContext ctx(pool, model->cpu_tuning());
     KvCache kv = model->make_kv_cache(n);
     std::vector<float> got(static_cast<size_t>(n * n_vocab));
     std::vector<int32_t> positions(static_cast<size_t>(n));

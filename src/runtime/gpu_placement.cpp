@@ -72,6 +72,7 @@ Result<GpuExpertTierOptions> tier_options(const GgufFile& file, const ModelConfi
     tier.activation = architecture(config.arch).family == ArchFamily::GptOss ? ExpertActivation::GptOssClampedSwiGlu : ExpertActivation::SwiGlu;
     tier.policy = request.expert_policy;
     tier.miss_lane = request.miss_lane;
+    tier.tuning = request.tier_tuning;
     tier.prefetch = request.expert_prefetch;
     if (!request.expert_profile.empty()) {
         STRATA_ASSIGN_OR_RETURN(ExpertProfileModel who, expert_profile_model(file));

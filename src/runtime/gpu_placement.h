@@ -38,6 +38,7 @@ struct GpuPlacementRequest {
     std::string expert_profile;          // a `strata profile` file: its hottest experts start in VRAM
     uint32_t expert_prefetch = kDefaultExpertPrefetch;  // see GpuExpertTierOptions::prefetch
     int64_t staging_slots = -1;          // >= 2: the streaming ring's size instead of the plan's (tests)
+    TierTuning tier_tuning;              // see GpuExpertTierOptions::tuning
 };
 
 struct GpuPlacement {

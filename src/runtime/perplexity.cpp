@@ -20,7 +20,7 @@ Result<PerplexityResult> compute_perplexity(Model& model, const std::vector<int3
     const int64_t n_windows = (n + chunk - 1) / chunk;
     const int64_t n_batch = std::max<int64_t>(1, o.n_batch);
 
-    CpuContext ctx(pool);
+    CpuContext ctx(pool, model.cpu_tuning());
     KvCache kv = model.make_kv_cache(o.ctx);
     std::vector<int32_t> positions(static_cast<size_t>(o.ctx));
     std::iota(positions.begin(), positions.end(), 0);

@@ -14,7 +14,7 @@ namespace strata {
 Session::Session(Model& model, const SessionOptions& options, ThreadPool& pool)
     : model_(model),
       options_(options),
-      ctx_(pool),
+      ctx_(pool, model.cpu_tuning()),
       kv_(model.make_kv_cache(options.n_ctx)),
       recurrent_(model.make_recurrent_state()) {
     logits_.resize(model.config().n_vocab);
@@ -53,19 +53,8 @@ Status Session::append(std::span<const int32_t> tokens) {
     return Status::ok();
 }
 
-namespace {
-// STRATA_GPU_SAMPLING=0 copies every row of logits to the host and samples there (to compare).
-bool sampling_on_device_allowed() {
-    static const bool allowed = [] {
-        const char* v = std::getenv("STRATA_GPU_SAMPLING");
-        return v == nullptr || std::strcmp(v, "0") != 0;
-    }();
-    return allowed;
-}
-}  // namespace
-
 bool Session::device_logits() const {
-    return options_.logits_on_device && model_.keeps_logits_on_device() && sampling_on_device_allowed();
+    return options_.logits_on_device && model_.keeps_logits_on_device();
 }
 
 void Session::logits_written(int64_t row) {

@@ -49,7 +49,7 @@ void TaskHandle::push(TaskEvent ev) {
 }
 
 Scheduler::Scheduler(Model& model, const Tokenizer& tokenizer, ThreadPool& pool, SchedulerOptions options, Metrics* metrics)
-    : model_(model), tokenizer_(tokenizer), pool_(pool), options_(options), metrics_(metrics), step_ctx_(pool) {
+    : model_(model), tokenizer_(tokenizer), pool_(pool), options_(options), metrics_(metrics), step_ctx_(pool, model.cpu_tuning()) {
     STRATA_CHECK(options_.n_slots >= 1, "a scheduler needs at least one slot");
     for (int i = 0; i < options_.n_slots; ++i) {
         slots_.push_back(std::make_unique<Slot>(model_, SessionOptions{.n_ctx = options_.n_ctx, .n_batch = options_.n_batch, .logits_on_device = true}, pool_));

@@ -35,7 +35,8 @@ class GpuExpertTiers : public ::testing::TestWithParam<TierCase> {};
 // Loads the model on the GPU with its experts tiered as the case says (prefetch: experts copied
 // ahead per decode step, into a ring of `staging` slots when >= 2).
 Result<std::unique_ptr<Model>> load_tiered(const GgufFile& f, const TierCase& c, GpuPlacement* placement,
-                                           uint32_t prefetch = kDefaultExpertPrefetch, int64_t staging = -1) {
+                                           uint32_t prefetch = kDefaultExpertPrefetch, int64_t staging = -1,
+                                           const TierTuning& tuning = {}) {
     ComputeOptions options{.device = ComputeDevice::Gpu};
     GpuPlacementRequest req;
     req.expert_slots = c.slots;
@@ -44,6 +45,7 @@ Result<std::unique_ptr<Model>> load_tiered(const GgufFile& f, const TierCase& c,
     req.n_ctx = 256;
     req.expert_prefetch = prefetch;
     req.staging_slots = staging;
+    req.tier_tuning = tuning;
     STRATA_ASSIGN_OR_RETURN(*placement, place_on_gpu(f, options, req));
     return load_model_on(f, options);
 }
@@ -130,9 +132,8 @@ TEST_P(GpuExpertTiersExact, StreamedEqualsResidentBitForBit) {
     for (int64_t staging : {-1, 2, 4}) {
         for (int64_t slots : {0, 5}) {
             GpuPlacement placement;
-            setenv("STRATA_TIERS_SCAN_COVERAGE", "0.25", 1);
-            auto tiered = load_tiered(*file, TierCase{GetParam(), slots, "stream"}, &placement, kDefaultExpertPrefetch, staging);
-            unsetenv("STRATA_TIERS_SCAN_COVERAGE");
+            auto tiered = load_tiered(*file, TierCase{GetParam(), slots, "stream"}, &placement, kDefaultExpertPrefetch, staging,
+                                      TierTuning{.scan_coverage = 0.25});
             ASSERT_TRUE(tiered) << tiered.status().message();
             const std::vector<float> got = logits_of(**tiered);
             EXPECT_EQ(values_differing(got, want), 0u) << "slots " << slots << ", staging " << staging;
@@ -196,7 +197,7 @@ INSTANTIATE_TEST_SUITE_P(Models, GpuExpertTiersPrefetch,
 
 // The early combine (a CPU lane beside a GPU part, awaited by the GPU through a counter in
 // page-locked memory while the host queues on) computes the bits of the lane awaited by the host
-// (STRATA_TIERS_EARLY_COMBINE=0): only who waits changes. Hits on the GPU and every miss on the
+// (TierTuning::early_combine off): only who waits changes. Hits on the GPU and every miss on the
 // CPU, so that every decode step has both parts.
 class GpuExpertTiersEarlyCombine : public test::GpuFixtureModel {};
 
@@ -206,9 +207,7 @@ TEST_P(GpuExpertTiersEarlyCombine, GpuAwaitedLaneChangesNoBits) {
     GpuPlacement host_placement, gpu_placement;
     std::vector<float> want;
     {
-        setenv("STRATA_TIERS_EARLY_COMBINE", "0", 1);
-        auto host_awaited = load_tiered(*file, c, &host_placement, 0);
-        unsetenv("STRATA_TIERS_EARLY_COMBINE");
+        auto host_awaited = load_tiered(*file, c, &host_placement, 0, -1, TierTuning{.early_combine = false});
         ASSERT_TRUE(host_awaited) << host_awaited.status().message();
         want = decode(**host_awaited);
     }

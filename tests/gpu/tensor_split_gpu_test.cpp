@@ -25,15 +25,6 @@
 namespace strata {
 namespace {
 
-// STRATA_GPU_COLLECTIVE for one scope.
-struct CollectiveChoice {
-    explicit CollectiveChoice(const char* which) {
-        if (which) setenv("STRATA_GPU_COLLECTIVE", which, 1);
-        else unsetenv("STRATA_GPU_COLLECTIVE");
-    }
-    ~CollectiveChoice() { unsetenv("STRATA_GPU_COLLECTIVE"); }
-};
-
 class GpuTensorSplit : public test::GpuFixtureModel {};
 
 TEST_P(GpuTensorSplit, MatchesOneGpu) {
@@ -41,9 +32,9 @@ TEST_P(GpuTensorSplit, MatchesOneGpu) {
     ASSERT_TRUE(one) << one.status().message();
     const std::vector<float> want = test::split_test_logits(**one, cpu);
     // Default (NCCL across two GPUs when it loads), then copies explicitly.
-    for (const char* which : {static_cast<const char*>(nullptr), "copies"}) {
-        CollectiveChoice choice(which);
+    for (const char* which : {"auto", "copies"}) {
         ComputeOptions options{.device = ComputeDevice::Gpu};
+        options.gpu_tuning.collective = which;
         options.tensor_split = {GpuLayerShare{0, 0, 0, 0, nullptr}, GpuLayerShare{test::second_gpu(), 0, 0, 0, nullptr}};
         auto split = load_model_on(*file, options);
         ASSERT_TRUE(split) << split.status().message();

@@ -10,7 +10,6 @@
 #include "backend/cpu/q8_rows.h"
 #include "backend/cpu/softmax_weights.h"
 #include "core/check.h"
-#include "core/env_switch.h"
 
 namespace strata {
 
@@ -84,12 +83,9 @@ private:
 // rounding, and kept they turn subnormal once scaled by 1/sum and by the values, which Intel cores
 // compute through microcode assists of ~100+ cycles each (bench/results/2026-11-30-tiers-split:
 // the Xeon's prompt attention ran 5x slower per thread than a Zen core's).
-// STRATA_CPU_ATTN_ALL_EXP=1 computes every exp(), to compare (with std::exp, one score at a time:
-// the eight-lane e^x of backend/cpu/softmax_weights.h clamps below -87).
-float negligible_logit() {
-    static const float floor = env_equals("STRATA_CPU_ATTN_ALL_EXP", "1") ? -INFINITY : -50.0f;
-    return floor;
-}
+// CpuTuning::attention_all_exp computes every exp(), to compare (with std::exp, one score at a
+// time: the eight-lane e^x of backend/cpu/softmax_weights.h clamps below -87).
+float negligible_logit(const CpuTuning& tuning) { return tuning.attention_all_exp ? -INFINITY : -50.0f; }
 
 // Query heads of one kv head that one work item takes (a divisor of the group): all of them when
 // there are enough items for the threads (a prompt's tokens, or few threads), fewer for a decode
@@ -124,7 +120,7 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
     const void* value_rows = kv.value_row(layer, 0);
     STRATA_CHECK(kv.type() != KvCacheType::Q8_0 || kv_type_fits(kv.type(), p.head_dim_k, p.head_dim_v),
                  "q8_0 KV rows need heads of whole 32-value blocks");
-    const float negligible = negligible_logit();
+    const float negligible = negligible_logit(ctx.tuning());
     const SoftmaxWeightKernels& softmax = softmax_weight_kernels(negligible);
     // An item is one token and `heads` query heads of one kv head. Its heads take each block of
     // key rows, and then of value rows, in turn while the block is in L1: a kv head's rows are

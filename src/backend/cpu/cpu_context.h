@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/cpu/cpu_tuning.h"
 #include "core/aligned_buffer.h"
 #include "core/thread_pool.h"
 
@@ -16,8 +17,9 @@ namespace strata {
 
 class CpuContext {
 public:
-    explicit CpuContext(ThreadPool& pool) : pool_(pool) {}
+    explicit CpuContext(ThreadPool& pool, const CpuTuning& tuning = {}) : pool_(pool), tuning_(tuning) {}
     ThreadPool& pool() { return pool_; }
+    const CpuTuning& tuning() const { return tuning_; }
 
     // A buffer of at least `bytes` bytes for scratch slot `slot` (slots let one op hold several).
     uint8_t* scratch(int slot, size_t bytes);
@@ -30,6 +32,7 @@ public:
 
 private:
     ThreadPool& pool_;
+    CpuTuning tuning_;
     std::vector<AlignedBuffer> slots_;
 };
 

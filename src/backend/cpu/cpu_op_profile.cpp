@@ -1,7 +1,5 @@
 #include "backend/cpu/cpu_op_profile.h"
 
-#include <cstdlib>
-#include <cstring>
 
 namespace strata {
 
@@ -11,10 +9,7 @@ thread_local CpuOpScope* innermost = nullptr;
 }  // namespace
 
 std::atomic<bool>& cpu_op_profiling_switch() {
-    static std::atomic<bool> on{[] {
-        const char* v = std::getenv("STRATA_CPU_PROFILE");
-        return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-    }()};
+    static std::atomic<bool> on{false};
     return on;
 }
 

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "backend/cpu/cpu_op_profile.h"
-#include "core/env_switch.h"
 #include "quant/cpu/dot_kernels.h"
 #include "quant/cpu/dot_rows.h"
 #include "quant/cpu/quantize_activation.h"
@@ -38,13 +37,12 @@ constexpr uint64_t kClaimBytes = 256 * 1024;
 // A job of several tokens reads its claim again from cache after the first; there the expert
 // tiers' prompt lane (15 threads) measured 1.01x faster with 2 KiB (3 of 3 rounds, within the
 // noise), so it keeps 2 KiB (bench/results/2026-11-30-chain-events/).
-// STRATA_CPU_PREFETCH_BYTES sets another window (0: none), to compare.
+// CpuTuning::prefetch_bytes sets another window (0: none), to compare.
 constexpr uint64_t kPrefetchBytes = 2048;
 constexpr uint64_t kPrefetchBytesStreaming = 4096;
 constexpr int kManyThreads = 8;
-uint64_t prefetch_window(int threads, int64_t n_tokens) {
-    static const char* const forced = std::getenv("STRATA_CPU_PREFETCH_BYTES");
-    if (forced != nullptr && *forced != '\0') return std::strtoull(forced, nullptr, 10);
+uint64_t prefetch_window(const CpuTuning& tuning, int threads, int64_t n_tokens) {
+    if (tuning.prefetch_bytes) return *tuning.prefetch_bytes;
     return threads >= kManyThreads && n_tokens == 1 ? kPrefetchBytesStreaming : kPrefetchBytes;
 }
 constexpr int64_t kQuantizeInlineValues = 16384;
@@ -92,16 +90,6 @@ GroupedScratch& grouped_scratch() {
 
 // Tokens a tile kernel takes at once (quant/cpu/dot_rows.h): its registers hold four tokens' sums.
 constexpr int64_t kTileTokens = 4;
-// Where tiles run: STRATA_CPU_TILES=0 nowhere (later tokens one at a time through the multi-row
-// kernel, the first streamed through the single-row kernel), =cached only for the tokens after
-// the first, to compare.
-enum class TileUse { None, Cached, All };
-TileUse tile_use() {
-    static const TileUse use = !env_switch_on("STRATA_CPU_TILES")           ? TileUse::None
-                               : env_equals("STRATA_CPU_TILES", "cached") ? TileUse::Cached
-                                                                           : TileUse::All;
-    return use;
-}
 
 // The weight bytes a thread streams for a first token: its current run of rows, then the run
 // after it in the same claim (the next job's rows), so that the software prefetch runs on across
@@ -209,8 +197,9 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
         p.weight_row_bytes = w.row_bytes;
         p.dot = cpu_dot_kernel(w.type);
         p.dot_rows = cpu_dot_rows_kernel(w.type);
-        p.dot_tile = tile_use() != TileUse::None ? cpu_dot_tile_kernel(w.type) : nullptr;
-        p.stream_tiles = tile_use() == TileUse::All;
+        // Where tiles run: CpuTuning::tiles (all of a job's tokens by default).
+        p.dot_tile = ctx.tuning().tiles != CpuTiles::None ? cpu_dot_tile_kernel(w.type) : nullptr;
+        p.stream_tiles = ctx.tuning().tiles == CpuTiles::All;
         STRATA_CHECK(p.dot != nullptr, "matmul on a type without a dot product");
         p.n_in = w.ne[0];
         p.n_out = w.ne[1];
@@ -218,7 +207,7 @@ void cpu_matmul_grouped(std::span<const MatmulJob> jobs, CpuContext& ctx) {
         p.y = job.y;
         p.x_rows = job.x_rows;
         p.first_block = blocks;
-        p.prefetch_bytes = prefetch_window(ctx.pool().size(), job.n_tokens);
+        p.prefetch_bytes = prefetch_window(ctx.tuning(), ctx.pool().size(), job.n_tokens);
         blocks += job.n_tokens > 0 ? (p.n_out + kRowBlock - 1) / kRowBlock : 0;
         if (job.x_rows) {
             for (int64_t t = 0; t < job.n_tokens; ++t)

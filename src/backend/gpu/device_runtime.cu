@@ -150,18 +150,11 @@ namespace {
 // Compiled for the same targets as every kernel file, so its build stands for theirs.
 __global__ void chained_launch_probe() {}
 
-// STRATA_GPU_PDL=0 launches every kernel plainly (A/B, or to rule chaining out).
-bool chained_launches_allowed() {
-    static const bool allowed = [] {
-        const char* v = std::getenv("STRATA_GPU_PDL");
-        return !(v && std::strcmp(v, "0") == 0);
-    }();
-    return allowed;
-}
 
 // Chained launches need sm_90 ("sm_90", "sm_100"; HIP's "gfx..." never) and kernels compiled for it.
-bool chained_launches_work(const DeviceInfo& info) {
-    if (!chained_launches_allowed() || info.arch.rfind("sm_", 0) != 0 || std::atoi(info.arch.c_str() + 3) < 90) {
+// GpuTuning::chained_launches off launches every kernel plainly (A/B, or to rule chaining out).
+bool chained_launches_work(const DeviceInfo& info, const GpuTuning& tuning) {
+    if (!tuning.chained_launches || info.arch.rfind("sm_", 0) != 0 || std::atoi(info.arch.c_str() + 3) < 90) {
         return false;
     }
     bool compiled = false;
@@ -173,12 +166,12 @@ bool chained_launches_work(const DeviceInfo& info) {
 
 }  // namespace
 
-GpuContext::GpuContext(int ordinal, DevicePool& pool) : pool_(pool) {
+GpuContext::GpuContext(int ordinal, DevicePool& pool, const GpuTuning& tuning) : pool_(pool), tuning_(tuning) {
     vendor::DeviceProps p;
     STRATA_GPU_CHECK(vendor::device_props(ordinal, &p));
     info_ = DeviceInfo{ordinal, p.name, p.arch, p.total_bytes, p.warp_size, p.multiprocessors};
     STRATA_GPU_CHECK(vendor::set_device(ordinal));
-    chained_launches_ = chained_launches_work(info_);
+    chained_launches_ = chained_launches_work(info_, tuning_);
     vendor::Stream s = nullptr;
     STRATA_GPU_CHECK(vendor::stream_create(&s));
     stream_ = s;
@@ -388,11 +381,11 @@ std::mutex peer_mutex;
 std::set<std::pair<int, int>> peer_pairs;
 }  // namespace
 
-bool enable_peer_access(int ordinal, int peer) {
+bool enable_peer_access(int ordinal, int peer, const GpuTuning& tuning) {
     if (ordinal == peer) return true;
-    // STRATA_GPU_PEER=0: behave as a pair without peer access (copies staged through host memory),
-    // so a machine whose GPUs have it can test that path.
-    if (const char* v = std::getenv("STRATA_GPU_PEER"); v && std::string(v) == "0") return false;
+    // Off: behave as a pair without peer access (copies staged through host memory), so a machine
+    // whose GPUs have it can test that path.
+    if (!tuning.peer_access) return false;
     int can = 0;
     if (!vendor::ok(vendor::can_access_peer(&can, ordinal, peer)) || !can) {
         static_cast<void>(vendor::last_error());

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/gpu/gpu_tuning.h"
+
 namespace strata::gpu {
 
 struct DeviceInfo {
@@ -97,7 +99,7 @@ private:
 // size asked for and are then reused.
 class GpuContext {
 public:
-    GpuContext(int ordinal, DevicePool& pool);
+    GpuContext(int ordinal, DevicePool& pool, const GpuTuning& tuning = {});
     ~GpuContext();
     GpuContext(const GpuContext&) = delete;
     GpuContext& operator=(const GpuContext&) = delete;
@@ -107,9 +109,11 @@ public:
     void* stream() const { return stream_; }  // the vendor stream, opaque here
     int warp_size() const { return info_.warp_size; }
     const DeviceInfo& device() const { return info_; }
+    // The kernel switches this context's ops follow (backend/gpu/gpu_tuning.h).
+    const GpuTuning& tuning() const { return tuning_; }
     // Whether kernels queued with launch_chained (kernels/common.cuh) may start while the kernel
     // before them drains: a CUDA device of sm_90 or newer running kernels built for it, unless
-    // STRATA_GPU_PDL=0.
+    // tuning().chained_launches is off.
     bool chained_launches() const { return chained_launches_; }
     // A timing study's switch (GpuTransformer::op, STRATA_GPU_ABLATE): while muted, launch_chained
     // queues nothing, so a decode step shows what an op's kernels cost. Outputs are wrong then.
@@ -134,6 +138,7 @@ public:
 
 private:
     DevicePool& pool_;
+    GpuTuning tuning_;
     DeviceInfo info_;
     bool chained_launches_ = false;
     bool launches_muted_ = false;
@@ -267,9 +272,9 @@ void memset_async(void* device_dst, int value, uint64_t bytes, void* stream);
 // ---- several GPUs ------------------------------------------------------------------------------
 // Lets `ordinal` read `peer`'s memory directly (NVLink or PCIe peer-to-peer); false when the pair
 // cannot, and copies between them are then staged through host memory by the runtime. True for
-// ordinal == peer (two shares of one card, as the tests split a model). STRATA_GPU_PEER=0: false
-// for every pair of different GPUs (to test the staged path on a machine with peer access).
-bool enable_peer_access(int ordinal, int peer);
+// ordinal == peer (two shares of one card, as the tests split a model). tuning.peer_access off:
+// false for every pair of different GPUs (to test the staged path on a machine with peer access).
+bool enable_peer_access(int ordinal, int peer, const GpuTuning& tuning);
 // Device memory of one GPU to another's (or within one), queued on `stream`, a stream of the
 // destination's device; ordered after earlier work on it only (make it wait on the source's event).
 // Between GPUs whose peer access is enabled (or within one) the copy can be captured in a graph;

@@ -34,11 +34,12 @@ struct NcclApi {
     int (*group_end)() = nullptr;
     const char* (*error_string)(int) = nullptr;
 
-    static Result<NcclApi> load() {
+    // From `path`, or ("") the usual names.
+    static Result<NcclApi> load(const std::string& path) {
         NcclApi api;
         std::string tried;
-        if (const char* path = std::getenv("STRATA_NCCL_LIBRARY"); path && *path) {
-            api.lib = DynamicLibrary::open({path});
+        if (!path.empty()) {
+            api.lib = DynamicLibrary::open({path.c_str()});
             tried = path;
         } else {
             for (const std::string& name : collective_library_files()) {
@@ -72,7 +73,7 @@ struct NcclApi {
 class NcclCollective final : public GpuCollective {
 public:
     static Result<std::unique_ptr<GpuCollective>> open(std::vector<GpuContext*> ranks) {
-        STRATA_ASSIGN_OR_RETURN(NcclApi api, NcclApi::load());
+        STRATA_ASSIGN_OR_RETURN(NcclApi api, NcclApi::load(ranks.front()->tuning().nccl_library));
         std::vector<int> devices;
         for (GpuContext* r : ranks) devices.push_back(r->device().ordinal);
         // NVLink multicast stays off (it needs fabric state that other users of the machine share,
@@ -111,11 +112,9 @@ public:
     }
 
     // NCCL captures its collectives in stream graphs from 2.9 on (measured on 2.28: tg128 of the
-    // benchmark model 228 tok/s captured against 142 eager). STRATA_NCCL_GRAPHS=0 launches eagerly.
-    bool capturable() const override {
-        const char* v = std::getenv("STRATA_NCCL_GRAPHS");
-        return version_code_ >= 20900 && !(v && std::string(v) == "0");
-    }
+    // benchmark model 228 tok/s captured against 142 eager). GpuTuning::nccl_graphs off launches
+    // eagerly.
+    bool capturable() const override { return version_code_ >= 20900 && ranks_.front()->tuning().nccl_graphs; }
     std::string describe() const override { return version_; }
 
 private:
@@ -140,13 +139,12 @@ private:
 
 namespace {
 
-Result<std::unique_ptr<GpuCollective>> choose_collective(std::vector<GpuContext*> ranks, std::string which) {
-    if (const char* env = std::getenv("STRATA_GPU_COLLECTIVE"); env && *env) which = env;
+Result<std::unique_ptr<GpuCollective>> choose_collective(std::vector<GpuContext*> ranks, const std::string& which) {
     if (ranks.size() < 2 || ranks.size() > static_cast<size_t>(kGpuMaxSumParts)) {
         return Status::error("--split tensor: expected 2 to {} GPUs, got {}", kGpuMaxSumParts, ranks.size());
     }
     if (which != "auto" && which != "nccl" && which != "copies") {
-        return Status::error("STRATA_GPU_COLLECTIVE: expected auto, nccl or copies, got {:?}", which);
+        return Status::error("the tensor split's all-reduce (STRATA_GPU_COLLECTIVE): expected auto, nccl or copies, got {:?}", which);
     }
     if (which == "copies") return make_copy_collective(std::move(ranks));
     std::vector<int> ordinals;
@@ -173,8 +171,9 @@ Result<std::unique_ptr<GpuCollective>> choose_collective(std::vector<GpuContext*
 
 }  // namespace
 
-std::unique_ptr<GpuCollective> make_gpu_collective(std::vector<GpuContext*> ranks, std::string which, std::string* error) {
-    auto chosen = choose_collective(std::move(ranks), std::move(which));
+std::unique_ptr<GpuCollective> make_gpu_collective(std::vector<GpuContext*> ranks, std::string* error) {
+    const std::string which = ranks.empty() ? std::string("auto") : ranks.front()->tuning().collective;
+    auto chosen = choose_collective(std::move(ranks), which);
     if (chosen) return std::move(*chosen);
     if (error) *error = chosen.status().message();
     return nullptr;

@@ -13,7 +13,7 @@
 // Both leave the same bits on every rank (a sum of two parts is commutative; NCCL's reduce-then-
 // broadcast and our fixed order do the rest), so replicated routing decisions never diverge.
 //
-//   auto all = make_gpu_collective({&ctx0, &ctx1}, "auto", &error);
+//   auto all = make_gpu_collective({&ctx0, &ctx1}, &error);
 //   all->all_reduce_sum({part0, part1}, n * e);   // queued on each rank's stream
 
 #include <cstdint>
@@ -43,7 +43,7 @@ public:
 // it loads and every rank is a different GPU, else copies, with one line on stderr saying why).
 // The contexts must outlive the collective. STRATA_GPU_COLLECTIVE overrides `which`. Null, with
 // `error` saying why, when the asked-for library cannot serve these GPUs.
-std::unique_ptr<GpuCollective> make_gpu_collective(std::vector<GpuContext*> ranks, std::string which, std::string* error);
+std::unique_ptr<GpuCollective> make_gpu_collective(std::vector<GpuContext*> ranks, std::string* error);
 
 // The parts (gpu_collective.cu, which sees the vendor headers): the copies collective, and the
 // vendor's collective library ("NCCL" / "RCCL") with the file names to try.

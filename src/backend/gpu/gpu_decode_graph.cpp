@@ -7,9 +7,8 @@
 
 namespace strata::gpu {
 
-DecodeGraph::DecodeGraph(GpuContext& ctx, int64_t n_vocab, int64_t n_embd) : ctx_(ctx), n_vocab_(n_vocab), n_embd_(n_embd) {
-    if (const char* v = std::getenv("STRATA_GPU_GRAPHS"); v != nullptr && std::strcmp(v, "0") == 0) enabled_ = false;
-}
+DecodeGraph::DecodeGraph(GpuContext& ctx, int64_t n_vocab, int64_t n_embd)
+    : ctx_(ctx), n_vocab_(n_vocab), n_embd_(n_embd), enabled_(ctx.tuning().graphs) {}
 
 void DecodeGraph::disable(const std::string& why) {
     enabled_ = false;

@@ -6,9 +6,9 @@
 
 namespace strata::gpu {
 
-GpuShard::GpuShard(int ordinal, uint64_t vram_budget, uint32_t layer_begin, uint32_t layer_end)
+GpuShard::GpuShard(int ordinal, uint64_t vram_budget, uint32_t layer_begin, uint32_t layer_end, const GpuTuning& tuning)
     : layer_begin_(layer_begin), layer_end_(layer_end), pool_(std::make_unique<DevicePool>(ordinal)),
-      ctx_(std::make_unique<GpuContext>(ordinal, *pool_)) {
+      ctx_(std::make_unique<GpuContext>(ordinal, *pool_, tuning)) {
     pool_->set_budget(vram_budget);
     ctx_->activate();  // events belong to the device current when they are made
     done_ = std::make_unique<GpuEvent>();

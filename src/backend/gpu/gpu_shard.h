@@ -25,7 +25,7 @@ namespace strata::gpu {
 
 class GpuShard {
 public:
-    GpuShard(int ordinal, uint64_t vram_budget, uint32_t layer_begin, uint32_t layer_end);
+    GpuShard(int ordinal, uint64_t vram_budget, uint32_t layer_begin, uint32_t layer_end, const GpuTuning& tuning);
     GpuShard(const GpuShard&) = delete;
     GpuShard& operator=(const GpuShard&) = delete;
 

@@ -31,10 +31,7 @@ using OpProfileRow = strata::OpProfileRow;
 using OpProfileTotals = strata::OpTotals;
 
 inline std::atomic<bool>& op_profiling_switch() {
-    static std::atomic<bool> on{[] {
-        const char* v = std::getenv("STRATA_GPU_PROFILE");
-        return v != nullptr && *v != '\0' && std::string(v) != "0";
-    }()};
+    static std::atomic<bool> on{false};
     return on;
 }
 // Read when a GPU model loads: models loaded while it is on profile every forward pass.
@@ -66,21 +63,6 @@ private:
     std::vector<size_t> unended_;  // ops begun and not yet ended, innermost last
 };
 
-// A timing study, read once from the environment: STRATA_GPU_ABLATE=NAME[,NAME...] (op names as
-// --gpu-profile prints them; a trailing '*' matches a prefix) makes the forward queue no chained
-// kernel for those ops, and STRATA_GPU_EXTRA_LAUNCHES=N queues N empty chained kernels after every
-// op. Comparing decode speed with and without them gives what an op, or one launch, costs inside a
-// replayed graph, where per-op events cannot time anything. Outputs are wrong while either is set,
-// and the process says so on stderr.
-struct OpAblation {
-    std::vector<std::string> names;
-    int extra_launches = 0;
-    bool active() const { return !names.empty() || extra_launches > 0; }
-    bool mutes(const char* op) const;
-};
-// The study the two variables' values ask for (null: unset); op_ablation() holds this process's.
-OpAblation parse_op_ablation(const char* ablate, const char* extra_launches);
-const OpAblation& op_ablation();
 
 // Brackets the ops queued during its lifetime; nothing when the context has no profiler.
 class OpScope {

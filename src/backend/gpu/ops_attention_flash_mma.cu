@@ -336,11 +336,6 @@ __global__ void __launch_bounds__(kThreads, 3)
 #endif
 }
 
-bool enabled_by_environment() {
-    const char* v = std::getenv("STRATA_GPU_FLASH_MMA");
-    return !(v && std::strcmp(v, "0") == 0);
-}
-
 bool aligned_to(const void* ptr, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(ptr) % bytes == 0; }
 
 // False when the kernel as loaded for this device lacks its body (a build for targets below sm_80
@@ -367,17 +362,12 @@ bool gpu_attention_flash_mma(const GpuContext& ctx) {
 #else
     constexpr bool kHasF16Mma = true;
 #endif
-    static const bool enabled = enabled_by_environment();
     const std::string& arch = ctx.device().arch;  // "sm_90"
-    return kHasF16Mma && enabled && arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 80;
+    return kHasF16Mma && ctx.tuning().flash_mma && arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 80;
 }
 
 bool gpu_attention_decode_mma(const GpuContext& ctx) {
-    static const bool enabled = [] {
-        const char* v = std::getenv("STRATA_GPU_DECODE_MMA");
-        return !(v && std::strcmp(v, "0") == 0);
-    }();
-    return enabled && gpu_attention_flash_mma(ctx);
+    return ctx.tuning().decode_mma && gpu_attention_flash_mma(ctx);
 }
 
 namespace {

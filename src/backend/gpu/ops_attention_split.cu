@@ -215,13 +215,9 @@ void launch_grouped(const AttentionCall& call, int dims, int n_split, float* par
 // on an H200 (4 KV heads, tg128) 32 slices gave 275 and 273 tok/s, 64 gave 264 and 263, 16 gave
 // 243 and 244 (bench/results/2026-11-30-decode-latency/, run r7).
 constexpr int kSplitDefaultSlices = 32;
-int64_t split_cap() {
-    static const int64_t cap = [] {
-        const char* v = std::getenv("STRATA_GPU_ATTN_MAX_SPLITS");
-        const int n = v ? std::atoi(v) : 0;
-        return static_cast<int64_t>(n >= 1 && n <= kSplitMaxSlices ? n : kSplitDefaultSlices);
-    }();
-    return cap;
+int64_t split_cap(const GpuContext& ctx) {
+    const int n = ctx.tuning().attention_max_splits;
+    return n >= 1 && n <= kSplitMaxSlices ? n : kSplitDefaultSlices;
 }
 
 }  // namespace
@@ -245,7 +241,7 @@ int attention_split_count(const AttentionCall& call, const GpuContext& ctx) {
         by_keys = (max_keys + kSplitMinKeys - 1) / kSplitMinKeys;
         by_device = (split_blocks_wanted(ctx) + rows - 1) / rows;
     }
-    const int64_t n = std::min({by_keys, by_device, by_scratch, split_cap()});
+    const int64_t n = std::min({by_keys, by_device, by_scratch, split_cap(ctx)});
     return static_cast<int>(std::max<int64_t>(n, 1));
 }
 

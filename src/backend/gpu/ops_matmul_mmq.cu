@@ -210,18 +210,10 @@ __global__ void __launch_bounds__(kThreads, 2)
 #endif
 }
 
-bool enabled_by_environment() {
-    const char* v = std::getenv("STRATA_GPU_MMQ");
-    return !(v && std::strcmp(v, "0") == 0);
-}
-
 // Tall tiles unless they would leave the GPU with few blocks (the k and v projections of a
 // prompt: 512 rows × 8 column tiles of 512 tokens are 32 tall blocks on 132 multiprocessors).
 bool tall_tiles(int64_t n_out, int64_t grid_y, const GpuContext& ctx) {
-    static const int forced = [] {
-        const char* v = std::getenv("STRATA_GPU_MMQ_ROWS");
-        return v ? std::atoi(v) : 0;
-    }();
+    const int forced = ctx.tuning().mmq_rows;  // 64 or 128 forces a height (A/B)
     if (forced == 64 || forced == 128) return forced == 128;
     return 2 * ((n_out + 127) / 128) * grid_y >= ctx.device().multiprocessors;
 }
@@ -234,9 +226,8 @@ bool gpu_prompt_takes_q8(const GpuContext& ctx) {
 #else
     constexpr bool kHasInt8Mma = true;
 #endif
-    static const bool enabled = enabled_by_environment();
     const std::string& arch = ctx.device().arch;  // "sm_90"
-    return kHasInt8Mma && enabled && arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 80;
+    return kHasInt8Mma && ctx.tuning().mmq && arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 80;
 }
 
 bool launch_matmul_mmq(const DeviceWeight& w, const GpuQ8Rows& xq, float* y, const Columns& cols, int64_t grid_y,

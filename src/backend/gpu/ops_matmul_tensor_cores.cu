@@ -151,29 +151,20 @@ __global__ void __launch_bounds__(kThreads, 2)
 // Tall tiles halve how often each weight is dequantized per column and use each fragment twice
 // (H200, synthetic Qwen3-30B-A3B: pp512 3825 vs 3395 tok/s with short ones), unless they leave
 // the GPU with few blocks (k and v projections of a short prompt): then short ones.
-// STRATA_GPU_TC_ROWS=64 or 128 forces one (A/B; the device script tests both).
+// GpuTuning::tensor_core_rows = 64 or 128 forces one (A/B; the device script tests both).
 int tile_rows(int64_t n_out, int64_t grid_y, const GpuContext& ctx) {
-    static const int forced = [] {
-        const char* v = std::getenv("STRATA_GPU_TC_ROWS");
-        return v ? std::atoi(v) : 0;
-    }();
+    const int forced = ctx.tuning().tensor_core_rows;
     if (forced == 64 || forced == 128) return forced;
     const int64_t tall_blocks = (n_out + 127) / 128 * grid_y;
     return 2 * tall_blocks < ctx.device().multiprocessors ? 64 : 128;
 }
 
-bool enabled_by_environment() {
-    const char* v = std::getenv("STRATA_GPU_TENSOR_CORES");
-    return !(v && std::strcmp(v, "0") == 0);
-}
-
 }  // namespace
 
 bool gpu_tiled_matmul_f16(const DeviceWeight& w, const GpuContext& ctx) {
-    static const bool enabled = enabled_by_environment();
     const std::string& arch = ctx.device().arch;  // "sm_90"
     const bool has_tensor_cores = arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 70;
-    return enabled && has_tensor_cores && w.type != TensorType::F32;
+    return ctx.tuning().tensor_cores && has_tensor_cores && w.type != TensorType::F32;
 }
 
 bool launch_matmul_tensor_cores(const DeviceWeight& w, const float* x, float* y, const Columns& cols, int64_t grid_y,

@@ -239,17 +239,10 @@ void launch_kernel(int lanes, dim3 grid, const MatvecJob& job, int64_t n_in, con
     launch_chained(ctx, kernel, grid, kMatvecBlock, 0, job, n_in, xq, cols);
 }
 
-// Whether one-column jobs of one format take matvec_q8_typed_kernel: on unless
-// STRATA_GPU_MATVEC_TYPED=0 (for timing studies). Measured on the H200, tg128 of the synthetic
+// One-column jobs of one format take matvec_q8_typed_kernel unless GpuTuning::typed_matvec is off
+// (for timing studies). Measured on the H200, tg128 of the synthetic
 // Qwen3-30B-A3B: 345.5-347.7 tok/s with the all-format kernel, 357.9-360.3 typed (three
 // alternated rounds, bench/results/2026-11-30-typed-matvec).
-bool typed_kernels() {
-    static const bool on = [] {
-        const char* v = std::getenv("STRATA_GPU_MATVEC_TYPED");
-        return v == nullptr || std::strcmp(v, "0") != 0;
-    }();
-    return on;
-}
 
 // (Staging a block's rows in shared memory with 16-byte loads before the lane groups read them
 // was measured slower: tg128 320 against 357, one run of three alternated rounds.)
@@ -284,7 +277,7 @@ void launch_job(MatvecJob& job, int64_t n_in, bool swiglu, bool one_column, cons
     }
     const dim3 grid(blocks, static_cast<unsigned>(grid_y));
     constexpr int kWide = kGpuMatmulColumns;
-    if (one_column && typed_kernels() && one_format(job)) {
+    if (one_column && ctx.tuning().typed_matvec && one_format(job)) {
         const bool launched = dispatch_q8_weight_type(job.part[0].type, [&](auto tag) {
             constexpr TensorType T = decltype(tag)::value;
             if (swiglu) launch_typed<T, true>(lanes, grid, job, n_in, xq, cols, ctx);

@@ -46,9 +46,8 @@ Result<std::unique_ptr<Model>> load_on_cpu(const GgufFile& file, const ComputeOp
     model->set_kv_type(options.kv_type);
     return model;
 }
-}  // namespace
 
-Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const ComputeOptions& options) {
+Result<std::unique_ptr<Model>> load_on_device(const GgufFile& file, const ComputeOptions& options) {
     if (options.device == ComputeDevice::Cpu) return load_on_cpu(file, options);
     if (options.split_ordinals.size() >= 2 && options.layer_split.empty() && options.tensor_split.empty()) {
         return Status::error("--gpus: a split is loaded as the memory plan decides it (place_on_gpu first)");
@@ -75,6 +74,14 @@ Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const Compute
     // still runs, on the CPU, and the user learns why.
     fmt::print(stderr, "strata: running on the CPU: {}\n", gpu_model.status().message());
     return load_on_cpu(file, options);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const ComputeOptions& options) {
+    STRATA_ASSIGN_OR_RETURN(auto model, load_on_device(file, options));
+    model->set_cpu_tuning(options.cpu_tuning);
+    return model;
 }
 
 }  // namespace strata

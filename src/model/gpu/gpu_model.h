@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/cpu/cpu_tuning.h"
+#include "backend/gpu/gpu_tuning.h"
 #include "core/status.h"
 #include "gguf/reader.h"
 #include "model/config.h"
@@ -73,6 +75,11 @@ struct ComputeOptions {
     // Set by the placement (runtime/gpu_placement.h) from the plan: each GPU's layers. Empty: the
     // model runs on gpu_ordinal alone.
     std::vector<GpuLayerShare> layer_split = {};
+    // Switches between measured kernel paths (their defaults are the winners): the CPU's, kept by
+    // the model for the contexts its passes run in (Model::cpu_tuning), and the GPU's, carried
+    // by every GpuContext the model makes. Filled at the command line (cli/environment_tuning.h).
+    CpuTuning cpu_tuning = {};
+    gpu::GpuTuning gpu_tuning = {};
 };
 
 std::optional<ComputeDevice> parse_compute_device(std::string_view name);  // "cpu" | "gpu" | "auto"

@@ -18,8 +18,7 @@ namespace strata::gpu {
 GpuTransformer::GpuTransformer(const ModelConfig& config, const ComputeOptions& options) : options_(options) {
     config_ = config;
     gpt_oss_ = architecture(config.arch).family == ArchFamily::GptOss;
-    const char* v = std::getenv("STRATA_GPU_MATVEC");
-    int8_matvec_ = !(v && std::string(v) == "f32");
+    int8_matvec_ = options.gpu_tuning.int8_matvec;
     kv_slot_.assign(config.n_layer, 0);
 }
 
@@ -208,7 +207,7 @@ Status GpuTransformer::make_shares() {
     const uint32_t n_layer = config_.n_layer;
     if (!options_.tensor_split.empty()) return make_tensor_shares();
     if (options_.layer_split.empty()) {
-        shares_.push_back(std::make_unique<GpuShard>(options_.gpu_ordinal, options_.vram_budget, 0, n_layer));
+        shares_.push_back(std::make_unique<GpuShard>(options_.gpu_ordinal, options_.vram_budget, 0, n_layer, options_.gpu_tuning));
         return Status::ok();
     }
     uint32_t expect = 0;
@@ -219,16 +218,16 @@ Status GpuTransformer::make_shares() {
                                  s.ordinal, s.layer_begin, static_cast<int64_t>(s.layer_end) - 1, expect, n_layer);
         }
         expect = s.layer_end;
-        shares_.push_back(std::make_unique<GpuShard>(s.ordinal, s.vram_budget, s.layer_begin, s.layer_end));
+        shares_.push_back(std::make_unique<GpuShard>(s.ordinal, s.vram_budget, s.layer_begin, s.layer_end, options_.gpu_tuning));
     }
     if (expect != n_layer) {
         return Status::error("--split layer: the GPUs hold layers 0-{} of {}", static_cast<int64_t>(expect) - 1, n_layer);
     }
     // The next share reads the previous one's activations, and the first share the last one's
     // logits; peer access makes those direct copies.
-    peer_access_ = enable_peer_access(shares_.front()->ordinal(), shares_.back()->ordinal());
+    peer_access_ = enable_peer_access(shares_.front()->ordinal(), shares_.back()->ordinal(), options_.gpu_tuning);
     for (size_t s = 1; s < shares_.size(); ++s) {
-        peer_access_ = enable_peer_access(shares_[s]->ordinal(), shares_[s - 1]->ordinal()) && peer_access_;
+        peer_access_ = enable_peer_access(shares_[s]->ordinal(), shares_[s - 1]->ordinal(), options_.gpu_tuning) && peer_access_;
     }
     return Status::ok();
 }
@@ -257,18 +256,18 @@ Status GpuTransformer::make_tensor_shares() {
     tensor_ = true;
     for (const GpuLayerShare& g : gpus) {
         if (g.routed_experts) return Status::error("--split tensor keeps every expert in VRAM (no tiers)");
-        shares_.push_back(std::make_unique<GpuShard>(g.ordinal, g.vram_budget, 0, c.n_layer));
+        shares_.push_back(std::make_unique<GpuShard>(g.ordinal, g.vram_budget, 0, c.n_layer, options_.gpu_tuning));
     }
     peer_access_ = true;
     for (size_t a = 0; a < shares_.size(); ++a) {
         for (size_t b = 0; b < shares_.size(); ++b) {
-            if (a != b) peer_access_ = enable_peer_access(shares_[a]->ordinal(), shares_[b]->ordinal()) && peer_access_;
+            if (a != b) peer_access_ = enable_peer_access(shares_[a]->ordinal(), shares_[b]->ordinal(), options_.gpu_tuning) && peer_access_;
         }
     }
     std::vector<GpuContext*> contexts;
     for (auto& share : shares_) contexts.push_back(&share->ctx());
     std::string error;
-    collective_ = make_gpu_collective(contexts, "auto", &error);
+    collective_ = make_gpu_collective(contexts, &error);
     if (!collective_) return Status::error("--split tensor: {}", error);
     return Status::ok();
 }

@@ -96,8 +96,9 @@ public:
     void forward_multi(std::span<const SequenceStep> steps, CpuContext& cpu) override;
     bool fuses_sequences() const override { return true; }
     // The last pass's LogitsFor::Last rows stay in VRAM when asked (null logits): sampling reduces
-    // them there (gpu_sampling.h) and only the candidates are copied back.
-    bool keeps_logits_on_device() const override { return true; }
+    // them there (gpu_sampling.h) and only the candidates are copied back; not with
+    // GpuTuning::device_sampling off (every row copied to the host and sampled there, to compare).
+    bool keeps_logits_on_device() const override { return options_.gpu_tuning.device_sampling; }
     void fetch_logits(const DeviceLogitsRow& row, float* out) override;
     void select_candidates(const DeviceLogitsRow& row, const CandidateQuery& query, CandidateSet& out) override;
 
@@ -211,7 +212,7 @@ protected:
     // Runs f as the op `name`: bracketed by the profiler's events when profiling, else just f.
     template <typename F> void op(const char* name, F&& f) {
         OpScope scope(cur_->ctx(), name);
-        const OpAblation& study = op_ablation();
+        const OpAblation& study = cur_->ctx().tuning().ablation;
         if (!study.active()) {
             f();
             return;
