@@ -24,8 +24,7 @@
 #include "backend/cpu/cpu_op_profile.h"
 #include "backend/gpu/op_profiler.h"
 #include "cli/command.h"
-#include "cli/device_flags.h"
-#include "cli/tier_flags.h"
+#include "cli/engine_flags.h"
 #include "gguf/reader.h"
 #include "model/model.h"
 #include "model/tensor_roles.h"
@@ -171,35 +170,35 @@ uint64_t kv_bytes_per_token(uint64_t per_position, int64_t n_gen, int64_t depth)
 }
 
 int run_bench(const BenchOptions& o) {
-    auto compute = o.device.options();
-    if (!compute) return report_failure("bench", compute.status().message());
-    auto file = GgufFile::open(o.model, {}, gguf_load_for(*compute, o.model));
-    if (!file) return report_failure("bench", file.status().message());
     if (o.gpu_profile) gpu::enable_op_profiling(true);  // before loading: the model reads it once
     if (o.cpu_profile) enable_cpu_op_profiling(true);
     int64_t n_ctx = 1;
     for (int64_t np : o.n_prompt) n_ctx = std::max(n_ctx, o.depth + np);
     for (int64_t ng : o.n_gen) n_ctx = std::max(n_ctx, o.depth + ng + 1);
-    auto placement = o.tiers.place(*file, *compute, n_ctx, o.n_batch);
-    if (!placement) return report_failure("bench", placement.status().message());
-    auto model = load_model_on(*file, *compute);
-    if (!model) return report_failure("bench", model.status().message());
-    const ModelConfig& cfg = (*model)->config();
-    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, *placement), .spin_us = o.spin_us});
+    auto request = engine_request(o.model, o.device, o.tiers, n_ctx, o.n_batch);
+    if (!request) return report_failure("bench", request.status().message());
+    request->tokenizer = false;  // random token ids: a file without a vocabulary benchmarks too
+    auto opened = Engine::open(std::move(*request));
+    if (!opened) return report_failure("bench", opened.status().message());
+    const GgufFile& file = (*opened)->file;
+    const GpuPlacement& placement = (*opened)->placement;
+    Model& model = *(*opened)->model;
+    const ModelConfig& cfg = model.config();
+    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, placement), .spin_us = o.spin_us});
     std::mt19937 rng(42);
     std::uniform_int_distribution<int32_t> any_token(0, static_cast<int32_t>(cfg.n_vocab) - 1);
 
     // The CPU profile sums the forward thread's ops against the wall time; on a GPU model the
     // CPU's work is the expert tiers' lane, on its own threads beside the GPU, which the tiers'
     // statistics already time.
-    if (o.cpu_profile && (*model)->device_name() != "cpu") {
+    if (o.cpu_profile && model.device_name() != "cpu") {
         return report_failure("bench", "--cpu-profile times CPU runs (--device cpu); on a GPU use --gpu-profile, and the "
                                        "expert tiers' line for the CPU lane");
     }
     // The bound only describes a CPU decode: a GPU reads its weights from its own memory.
-    const bool with_bound = o.bound && (*model)->device_name() == "cpu" &&
+    const bool with_bound = o.bound && model.device_name() == "cpu" &&
                             std::any_of(o.n_gen.begin(), o.n_gen.end(), [](int64_t n) { return n > 0; });
-    const ModelByteSummary bytes = summarize_model_bytes(*file);
+    const ModelByteSummary bytes = summarize_model_bytes(file);
     MemoryBandwidth bandwidth;
     std::optional<ReadBandwidthProbe> probe;
     if (with_bound) {
@@ -209,8 +208,8 @@ int run_bench(const BenchOptions& o) {
 
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     if (!o.json) {
-        fmt::print("model {} ({}), {} threads, on {}\n", o.model, cfg.arch_name(), pool.size(), (*model)->device_name());
-        if (placement->worth_describing()) fmt::print("{}\n", placement->describe());
+        fmt::print("model {} ({}), {} threads, on {}\n", o.model, cfg.arch_name(), pool.size(), model.device_name());
+        if (placement.worth_describing()) fmt::print("{}\n", placement.describe());
         if (with_bound) {
             fmt::print("DRAM read bandwidth {:.1f} GB/s ({} threads, best of {} passes over {} MiB, {}); weights read per token {:.1f} MB\n",
                        bandwidth.bytes_per_second / 1e9, bandwidth.threads, bandwidth.passes, bandwidth.buffer_bytes >> 20,
@@ -224,15 +223,15 @@ int run_bench(const BenchOptions& o) {
     // The tiers' counters over the timed windows only (not the warm-up, the depth fill, the first token).
     GpuExpertTierStats tiers_window, window_start;
     auto tier_snapshot = [&] {
-        if (!placement->stats) return GpuExpertTierStats{};
-        std::lock_guard lock(*placement->stats_mutex);
-        return *placement->stats;
+        if (!placement.stats) return GpuExpertTierStats{};
+        std::lock_guard lock(*placement.stats_mutex);
+        return *placement.stats;
     };
     auto report = [&](const std::string& name, const std::vector<double>& rates, uint64_t bytes_per_token,
                       const OpProfile& profile, const OpProfile& cpu_profile, const std::vector<double>& probes_beside = {}) {
         Stat s = stats(rates);
         nlohmann::ordered_json tiers;
-        if (placement->stats) {
+        if (placement.stats) {
             const int64_t per_run = std::stoll(name.substr(2));
             tiers = tier_delta(GpuExpertTierStats{}, tiers_window, static_cast<double>(per_run) * static_cast<double>(rates.size()));
         }
@@ -315,7 +314,7 @@ int run_bench(const BenchOptions& o) {
         OpProfile profile, cpu_profile;
         tiers_window = GpuExpertTierStats{};
         for (int r = -1; r < o.repetitions; ++r) {  // r = -1: warm-up, not counted
-            Session session(**model, SessionOptions{.n_ctx = o.depth + np, .n_batch = o.n_batch, .logits_on_device = true}, pool);
+            Session session(model, SessionOptions{.n_ctx = o.depth + np, .n_batch = o.n_batch, .logits_on_device = true}, pool);
             if (Status s = fill_depth(session); !s) return report_failure("bench", s.message());
             std::vector<int32_t> tokens(static_cast<size_t>(np));
             for (auto& t : tokens) t = any_token(rng);
@@ -339,7 +338,7 @@ int run_bench(const BenchOptions& o) {
         OpProfile profile, cpu_profile;
         tiers_window = GpuExpertTierStats{};
         for (int r = -1; r < o.repetitions; ++r) {
-            Session session(**model, SessionOptions{.n_ctx = o.depth + ng + 1, .n_batch = o.n_batch, .logits_on_device = true}, pool);
+            Session session(model, SessionOptions{.n_ctx = o.depth + ng + 1, .n_batch = o.n_batch, .logits_on_device = true}, pool);
             if (Status s = fill_depth(session); !s) return report_failure("bench", s.message());
             int32_t first[1] = {any_token(rng)};
             if (Status s = session.append(first); !s) return report_failure("bench", s.message());
@@ -365,13 +364,13 @@ int run_bench(const BenchOptions& o) {
         }
         if (probe) probes_beside.push_back(probe->measure(kBesidePasses).bytes_per_second);
         // The bound is a CPU one (with_bound), so a one-position cache is a host cache.
-        const uint64_t kv_read = with_bound ? kv_bytes_per_token((*model)->make_kv_cache(1).bytes(), ng, o.depth) : 0;
+        const uint64_t kv_read = with_bound ? kv_bytes_per_token(model.make_kv_cache(1).bytes(), ng, o.depth) : 0;
         report(test_name("tg", ng), rates, with_bound ? bytes.bytes_per_token + kv_read : 0,
                profile, cpu_profile, probes_beside);
     }
     if (o.json) {
         nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch_name()}, {"threads", pool.size()}, {"spin_us", pool.spin_us()},
-                                   {"backend", (*model)->device_name()}};
+                                   {"backend", model.device_name()}};
         if (with_bound) {
             out["memory_bandwidth"] = {{"bytes_per_second", bandwidth.bytes_per_second}, {"threads", bandwidth.threads},
                                        {"buffer_bytes", bandwidth.buffer_bytes}, {"passes", bandwidth.passes},

@@ -10,10 +10,10 @@
 
 #include "cli/command.h"
 #include "cli/sampling_flags.h"
-#include "cli/tier_flags.h"
+#include "cli/engine_flags.h"
 #include "core/file.h"
 #include "runtime/generate.h"
-#include "runtime/loaded_model.h"
+#include "runtime/engine.h"
 
 namespace strata::cli {
 namespace {
@@ -41,17 +41,20 @@ int run_chat(const ChatOptions& o) {
         if (!t) return report_failure("chat", t.status().message());
         template_text = *t;
     }
-    auto placed = load_placed(o.model, template_text, o.device, o.tiers, o.n_ctx, 512);
-    if (!placed) return report_failure("chat", placed.status().message());
-    LoadedModel* lm = placed->loaded.get();
-    if (!lm->chat_template) {
+    auto request = engine_request(o.model, o.device, o.tiers, o.n_ctx, 512);
+    if (!request) return report_failure("chat", request.status().message());
+    request->chat_template = template_text;
+    auto opened = Engine::open(std::move(*request));
+    if (!opened) return report_failure("chat", opened.status().message());
+    Engine* engine = opened->get();
+    if (!engine->chat_template) {
         return report_failure("chat", o.model + " has no chat template; give one with --chat-template FILE.jinja");
     }
     SamplingParams sp = o.sampling.params();
     if (Status s = sp.validate(); !s) return report_failure("chat", s.message());
-    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, placed->placement)});
-    Session session(*lm->model, SessionOptions{.n_ctx = o.n_ctx, .logits_on_device = true}, pool);
-    const Tokenizer& tok = *lm->tokenizer;
+    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, engine->placement)});
+    Session session(*engine->model, SessionOptions{.n_ctx = o.n_ctx, .logits_on_device = true}, pool);
+    const Tokenizer& tok = *engine->tokenizer;
 
     nlohmann::ordered_json messages = nlohmann::ordered_json::array();
     auto reset = [&] {
@@ -60,7 +63,7 @@ int run_chat(const ChatOptions& o) {
     };
     reset();
     fmt::print(stderr, "strata chat: {} loaded in {:.2f} s. Type a message; /reset starts over, /exit quits.\n",
-               o.model, lm->load_seconds);
+               o.model, engine->load_seconds);
     std::string line;
     for (;;) {
         fmt::print(stderr, "> ");
@@ -75,9 +78,9 @@ int run_chat(const ChatOptions& o) {
         }
         if (line.empty()) continue;
         messages.push_back({{"role", "user"}, {"content", line}});
-        auto rendered = lm->render_chat(messages, true);
+        auto rendered = engine->render_chat(messages, true);
         if (!rendered) return report_failure("chat", rendered.status().message());
-        std::vector<int32_t> ids = lm->tokenize_chat(*rendered);
+        std::vector<int32_t> ids = engine->tokenize_chat(*rendered);
         const int64_t keep = common_prefix(session.tokens(), ids);
         // At least the last token must be run again so that the session's logits belong to it.
         session.truncate(std::min<int64_t>(keep, static_cast<int64_t>(ids.size()) - 1));

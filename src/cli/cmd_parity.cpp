@@ -8,8 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
-#include "cli/device_flags.h"
-#include "cli/tier_flags.h"
+#include "cli/engine_flags.h"
 #include "model/parity.h"
 #include "runtime/weights_load.h"
 
@@ -30,9 +29,10 @@ struct ParityOptions {
 
 int run_parity_command(ParityOptions o) {
     if (!o.backend.empty()) o.device.device = o.backend;  // --backend is --device's name in this command
-    auto compute = o.device.options();
-    if (!compute) return report_failure("parity", compute.status().message());
-    if (compute->device == ComputeDevice::Gpu) {
+    // Placed as `run` would place it with a 4096-token context.
+    auto request = engine_request(o.model, o.device, o.tiers, 4096, 512);
+    if (!request) return report_failure("parity", request.status().message());
+    if (request->compute.device == ComputeDevice::Gpu) {
         if (std::string why = gpu_unavailable_reason(); !why.empty()) {
             fmt::print("parity: skipped, no GPU to run on ({})\n", why);
             return 0;
@@ -53,18 +53,15 @@ int run_parity_command(ParityOptions o) {
     bool all_ok = true;
     std::string device_name;
     for (const auto& [name, chunk] : modes) {
-        std::shared_ptr<GpuPlacement> placement;
-        auto r = run_parity(o.model, o.ref, chunk, pool, [&](const GgufFile& f) -> Result<std::unique_ptr<Model>> {
-            ComputeOptions opts = *compute;
-            STRATA_ASSIGN_OR_RETURN(GpuPlacement p, o.tiers.place(f, opts, 4096, 512));
-            placement = std::make_shared<GpuPlacement>(std::move(p));
-            return load_model_on(f, opts);
-        }, gguf_load_for(*compute, o.model));
+        GpuPlacement placement;
+        auto r = run_parity(o.model, o.ref, chunk, pool, [&](const GgufFile& f) {
+            return place_and_load(f, request->compute, request->placement, &placement);
+        }, gguf_load_for(request->compute, o.model));
         if (!r) return report_failure("parity", r.status().message());
-        if (placement && placement->tiered && !o.json) {
-            std::lock_guard lock(*placement->stats_mutex);
-            const GpuExpertTierStats& st = *placement->stats;
-            fmt::print("  {:<8} {}; expert uses {}: {} hits, {} on the CPU, {} streamed\n", name, placement->describe(),
+        if (placement.tiered && !o.json) {
+            std::lock_guard lock(*placement.stats_mutex);
+            const GpuExpertTierStats& st = *placement.stats;
+            fmt::print("  {:<8} {}; expert uses {}: {} hits, {} on the CPU, {} streamed\n", name, placement.describe(),
                        st.expert_uses, st.hits, st.cpu_experts, st.streamed_experts);
         }
         const ParityVerdict verdict = judge_parity(*r, o.max_nmse, o.min_top1, o.max_outliers);

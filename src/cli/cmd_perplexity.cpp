@@ -5,9 +5,9 @@
 #include <chrono>
 
 #include "cli/command.h"
-#include "cli/tier_flags.h"
+#include "cli/engine_flags.h"
 #include "core/file.h"
-#include "runtime/loaded_model.h"
+#include "runtime/engine.h"
 #include "runtime/perplexity.h"
 
 namespace strata::cli {
@@ -26,18 +26,20 @@ struct PerplexityCliOptions {
 int run_perplexity(const PerplexityCliOptions& o) {
     auto text = read_file_to_string(o.file);
     if (!text) return report_failure("perplexity", text.status().message());
-    auto placed = load_placed(o.model, "", o.device, o.tiers, o.ctx, o.n_batch);
-    if (!placed) return report_failure("perplexity", placed.status().message());
-    LoadedModel* lm = placed->loaded.get();
-    const Tokenizer& tok = *lm->tokenizer;
+    auto request = engine_request(o.model, o.device, o.tiers, o.ctx, o.n_batch);
+    if (!request) return report_failure("perplexity", request.status().message());
+    auto opened = Engine::open(std::move(*request));
+    if (!opened) return report_failure("perplexity", opened.status().message());
+    Engine* engine = opened->get();
+    const Tokenizer& tok = *engine->tokenizer;
     const std::vector<int32_t> ids = tok.encode(*text, /*add_bos=*/false, /*parse_special=*/false);
-    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, placed->placement)});
+    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, engine->placement)});
     PerplexityOptions popt;
     popt.ctx = o.ctx;
     popt.n_batch = o.n_batch;
     popt.progress = [](int64_t done, int64_t all) { fmt::print(stderr, "\rperplexity: window {}/{}", done, all); };
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = compute_perplexity(*lm->model, ids, tok.bos_id(), popt, pool);
+    auto r = compute_perplexity(*engine->model, ids, tok.bos_id(), popt, pool);
     fmt::print(stderr, "\n");
     if (!r) return report_failure("perplexity", r.status().message());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -98,7 +98,7 @@ int run_profile(ProfileCliOptions o) {
         if (!t) return report_failure("profile", t.status().message());
         chat_template = std::move(*t);
     }
-    auto lm = LoadedModel::load(o.model, chat_template);
+    auto lm = Engine::open({.model_path = o.model, .chat_template = chat_template});
     if (!lm) return report_failure("profile", lm.status().message());
     auto who = expert_profile_model((*lm)->file);
     if (!who) return report_failure("profile", who.status().message());

@@ -6,12 +6,11 @@
 #include <cstdio>
 
 #include "cli/command.h"
-#include "cli/device_flags.h"
-#include "cli/tier_flags.h"
+#include "cli/engine_flags.h"
 #include "cli/sampling_flags.h"
 #include "core/file.h"
 #include "runtime/generate.h"
-#include "runtime/loaded_model.h"
+#include "runtime/engine.h"
 
 namespace strata::cli {
 namespace {
@@ -44,19 +43,22 @@ int run_generate(RunOptions o) {
         if (!t) return report_failure("run", t.status().message());
         template_text = *t;
     }
-    auto placed = load_placed(o.model, template_text, o.device, o.tiers, o.n_ctx, o.n_batch);
-    if (!placed) return report_failure("run", placed.status().message());
-    LoadedModel* lm = placed->loaded.get();
-    const Tokenizer& tok = *lm->tokenizer;
+    auto request = engine_request(o.model, o.device, o.tiers, o.n_ctx, o.n_batch);
+    if (!request) return report_failure("run", request.status().message());
+    request->chat_template = template_text;
+    auto opened = Engine::open(std::move(*request));
+    if (!opened) return report_failure("run", opened.status().message());
+    Engine* engine = opened->get();
+    const Tokenizer& tok = *engine->tokenizer;
 
     std::vector<int32_t> ids;
     if (o.chat) {
         nlohmann::ordered_json messages = nlohmann::ordered_json::array();
         if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
         messages.push_back({{"role", "user"}, {"content", o.prompt}});
-        auto rendered = lm->render_chat(messages, true);
+        auto rendered = engine->render_chat(messages, true);
         if (!rendered) return report_failure("run", rendered.status().message());
-        ids = lm->tokenize_chat(*rendered);
+        ids = engine->tokenize_chat(*rendered);
     } else {
         ids = tok.encode(o.prompt, tok.wants_bos(), /*parse_special=*/false);
     }
@@ -67,8 +69,8 @@ int run_generate(RunOptions o) {
         fmt::print(stderr, "\n");
     }
 
-    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, placed->placement)});
-    Session session(*lm->model, SessionOptions{.n_ctx = o.n_ctx, .n_batch = o.n_batch, .logits_on_device = true}, pool);
+    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, engine->placement)});
+    Session session(*engine->model, SessionOptions{.n_ctx = o.n_ctx, .n_batch = o.n_batch, .logits_on_device = true}, pool);
     const auto t0 = std::chrono::steady_clock::now();
     if (Status s = session.append(ids); !s) return report_failure("run", s.message());
     const double prompt_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -83,9 +85,9 @@ int run_generate(RunOptions o) {
     });
     std::fputc('\n', stdout);
     if (!result) return report_failure("run", result.status().message());
-    fmt::print(stderr, "\non {}", lm->model->device_name());
+    fmt::print(stderr, "\non {}", engine->model->device_name());
     fmt::print(stderr, "\nload {:.2f} s | prompt {} tokens, {:.1f} tok/s | generated {} tokens, {:.1f} tok/s | finish: {}\n",
-               lm->load_seconds, ids.size(), static_cast<double>(ids.size()) / prompt_seconds, result->n_generated,
+               engine->load_seconds, ids.size(), static_cast<double>(ids.size()) / prompt_seconds, result->n_generated,
                result->seconds > 0 ? static_cast<double>(result->n_generated) / result->seconds : 0.0,
                finish_reason_name(result->finish));
     return 0;

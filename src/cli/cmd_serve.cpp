@@ -15,11 +15,10 @@
 #include <thread>
 
 #include "cli/command.h"
-#include "cli/device_flags.h"
 #include "cli/serve_hardware_metrics.h"
-#include "cli/tier_flags.h"
+#include "cli/engine_flags.h"
 #include "core/file.h"
-#include "runtime/loaded_model.h"
+#include "runtime/engine.h"
 #include "server/http_server.h"
 #include "server/scheduler.h"
 
@@ -85,7 +84,8 @@ int run_serve(const ServeOptions& o) {
 
     // Where the model runs, first: choosing the GPU may run the process again with only that card
     // visible (cli/self_rerun.h), which must happen before a port is bound and announced.
-    auto compute = o.device.options();
+    auto request = engine_request(o.model, o.device, o.tiers, o.n_ctx * o.slots, o.n_batch);
+    if (request) request->chat_template = template_text;
 
     // Signals are taken by one thread with sigwait; every thread started from here inherits the
     // blocked mask, so no handler ever runs inside the engine or an HTTP worker.
@@ -119,27 +119,18 @@ int run_serve(const ServeOptions& o) {
     });
     signal_thread.detach();
 
-    std::unique_ptr<LoadedModel> model;
+    std::unique_ptr<Engine> model;
     std::unique_ptr<ThreadPool> pool;
     std::unique_ptr<server::Scheduler> scheduler;
-    // Where the model runs: the memory plan (and, when the experts do not fit in VRAM, the expert
-    // tiers) is decided before loading, from the same file.
-    std::shared_ptr<GpuPlacement> placement;
-    Result<std::unique_ptr<LoadedModel>> loaded = Status::error("not loaded");
-    if (!compute) {
-        loaded = compute.status();
-    } else if (auto file = GgufFile::open(o.model); !file) {
-        loaded = file.status();
-    } else if (auto placed = o.tiers.place(*file, *compute, o.n_ctx * o.slots, o.n_batch); !placed) {
-        loaded = placed.status();
-    } else {
-        placement = std::make_shared<GpuPlacement>(std::move(*placed));
-        loaded = LoadedModel::load(o.model, template_text, *compute);
-    }
+    // The memory plan (and, when the experts do not fit in VRAM, the expert tiers) is decided
+    // while the port already answers /health with "loading".
+    Result<std::unique_ptr<Engine>> loaded =
+        request ? Engine::open(std::move(*request)) : Result<std::unique_ptr<Engine>>(request.status());
     if (loaded) {
-        ctx.metrics.set_extra(hardware_metrics(placement, (*loaded)->model->device_name() != "cpu"));
-        fmt::print(stderr, "strata serve: model on {}\n", (*loaded)->model->device_name());
-        if (placement->worth_describing()) fmt::print(stderr, "{}\n", placement->describe());
+        const Engine& e = **loaded;
+        ctx.metrics.set_extra(hardware_metrics(&e.placement, e.model->device_name() != "cpu"));
+        fmt::print(stderr, "strata serve: model on {}\n", e.model->device_name());
+        if (e.placement.worth_describing()) fmt::print(stderr, "{}\n", e.placement.describe());
     }
     if (!loaded) {
         ctx.fail(loaded.status().message());
@@ -147,7 +138,7 @@ int run_serve(const ServeOptions& o) {
                    loaded.status().message());
     } else {
         model = std::move(*loaded);
-        pool = std::make_unique<ThreadPool>(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, *placement)});
+        pool = std::make_unique<ThreadPool>(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, model->placement)});
         scheduler = std::make_unique<server::Scheduler>(
             *model->model, *model->tokenizer, *pool,
             server::SchedulerOptions{.n_slots = o.slots, .n_ctx = o.n_ctx, .n_batch = o.n_batch, .max_queue = o.max_queue},

@@ -15,7 +15,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r") == std::string::npos; }
 
 // One JSONL line: {"prompt": "..."} or {"messages": [...]}.
-Result<std::vector<int32_t>> tokenize_json_line(const std::string& line, const LoadedModel& lm) {
+Result<std::vector<int32_t>> tokenize_json_line(const std::string& line, const Engine& lm) {
     // ordered_json keeps the message fields in the order written, as the chat template expects.
     const auto j = nlohmann::ordered_json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object())
@@ -37,7 +37,7 @@ Result<std::vector<int32_t>> tokenize_json_line(const std::string& line, const L
 
 }  // namespace
 
-Result<std::vector<ProfilePrompt>> read_profile_prompts(const std::string& path, const LoadedModel& lm) {
+Result<std::vector<ProfilePrompt>> read_profile_prompts(const std::string& path, const Engine& lm) {
     STRATA_ASSIGN_OR_RETURN(std::string text, read_file_to_string(path));
     const bool jsonl = ends_with(path, ".jsonl") || ends_with(path, ".ndjson");
     const Tokenizer& tok = *lm.tokenizer;

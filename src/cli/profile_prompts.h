@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "runtime/loaded_model.h"
+#include "runtime/engine.h"
 
 namespace strata::cli {
 
@@ -25,6 +25,6 @@ struct ProfilePrompt {
     std::vector<int32_t> tokens;
 };
 
-Result<std::vector<ProfilePrompt>> read_profile_prompts(const std::string& path, const LoadedModel& lm);
+Result<std::vector<ProfilePrompt>> read_profile_prompts(const std::string& path, const Engine& lm);
 
 }  // namespace strata::cli

@@ -13,7 +13,7 @@ int32_t argmax(const float* logits, int64_t n) {
 
 }  // namespace
 
-Result<ProfileRunTotals> run_profile_prompts(const LoadedModel& lm, const std::vector<ProfilePrompt>& prompts,
+Result<ProfileRunTotals> run_profile_prompts(const Engine& lm, const std::vector<ProfilePrompt>& prompts,
                                              MoeExpertSource& source, const ProfileRunOptions& o, CpuContext& ctx,
                                              const ProfileProgress& progress) {
     Model& model = *lm.model;

@@ -14,7 +14,7 @@
 #include "backend/cpu/cpu_context.h"
 #include "cli/profile_prompts.h"
 #include "model/blocks/blocks.h"
-#include "runtime/loaded_model.h"
+#include "runtime/engine.h"
 
 namespace strata::cli {
 
@@ -36,7 +36,7 @@ struct ProfileRunTotals {
 // (what ran is returned).
 using ProfileProgress = std::function<bool(const ProfileRunTotals&)>;
 
-Result<ProfileRunTotals> run_profile_prompts(const LoadedModel& lm, const std::vector<ProfilePrompt>& prompts,
+Result<ProfileRunTotals> run_profile_prompts(const Engine& lm, const std::vector<ProfilePrompt>& prompts,
                                              MoeExpertSource& source, const ProfileRunOptions& options,
                                              CpuContext& ctx, const ProfileProgress& progress);
 

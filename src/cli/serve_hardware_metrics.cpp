@@ -37,7 +37,7 @@ std::string expert_rows(const GpuPlacement& p) {
 
 }  // namespace
 
-std::function<std::string()> hardware_metrics(std::shared_ptr<const GpuPlacement> placement, bool sample_gpus) {
+std::function<std::string()> hardware_metrics(const GpuPlacement* placement, bool sample_gpus) {
     std::shared_ptr<GpuStatsReader> reader = sample_gpus ? std::make_shared<GpuStatsReader>() : nullptr;
     return [placement, reader] {
         std::string out = placement ? expert_rows(*placement) : std::string();

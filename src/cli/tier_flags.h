@@ -5,7 +5,7 @@
 // does not is tiered by the plan of the card's free memory.
 //
 //   TierFlags tiers;  tiers.add_to(app);
-//   auto placement = tiers.place(gguf, compute, n_ctx, n_batch);   // before load_model_on
+//   auto placement = tiers.request(compute, n_ctx, n_batch);   // into EngineRequest (cli/engine_flags.h)
 //   if (!placement) return report_failure("bench", placement.status().message());
 
 #include <CLI/CLI.hpp>
@@ -13,10 +13,8 @@
 #include <string>
 
 #include "cli/device_flags.h"
-#include "core/thread_pool.h"
 #include "plan/units.h"
 #include "runtime/gpu_placement.h"
-#include "runtime/loaded_model.h"
 
 namespace strata::cli {
 
@@ -50,7 +48,8 @@ struct TierFlags {
             ->check(CLI::Range(0, 64));
     }
 
-    Result<GpuPlacement> place(const GgufFile& file, ComputeOptions& compute, int64_t n_ctx, int64_t n_batch) const {
+    // The placement these flags ask for, with the context and batch the plan reserves for.
+    Result<GpuPlacementRequest> request(const ComputeOptions& compute, int64_t n_ctx, int64_t n_batch) const {
         GpuPlacementRequest req;
         req.tier_tuning = environment_tuning().tiers;
         if (vram_budget.find(',') != std::string::npos) {
@@ -86,37 +85,8 @@ struct TierFlags {
         req.force_tiers = expert_slots >= 0;
         req.expert_profile = expert_profile;
         req.expert_prefetch = expert_prefetch;
-        return place_on_gpu(file, compute, req);
+        return req;
     }
 };
-
-// What `run`, `chat` and `perplexity` load: the model where --device says, placed by the memory
-// plan first (its expert tiers when VRAM is short).
-// The CPU pool's threads when -t is not given (0: one per hardware thread). When expert tiers
-// give the CPU a lane beside a GPU, one hardware thread is left to the thread that plans each
-// layer and drives the GPU: with all 16 in the pool it competes with them, and the next lane
-// starts later. On the H200's 16-core host, every expert in RAM, tg128 went from 81.8 / 83.1 /
-// 81.8 tok/s with 16 threads to 85.5 / 83.3 / 84.8 with 15 (alternated rounds;
-// bench/results/2026-11-30-cache-warming/). Fewer than 8 hardware threads keep them all: there
-// each is a large share of the CPU lane.
-inline int cpu_pool_threads(int requested, const GpuPlacement& placement) {
-    if (requested > 0) return requested;
-    const int hardware = ThreadPool::hardware_threads();
-    return placement.tiered && hardware >= ThreadPool::kAutoSpinMinThreads ? hardware - 1 : 0;
-}
-
-struct PlacedModel {
-    std::unique_ptr<LoadedModel> loaded;
-    GpuPlacement placement;
-};
-inline Result<PlacedModel> load_placed(const std::string& path, const std::string& chat_template, const DeviceFlags& device,
-                                       const TierFlags& tiers, int64_t n_ctx, int64_t n_batch) {
-    STRATA_ASSIGN_OR_RETURN(ComputeOptions compute, device.options());
-    STRATA_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
-    PlacedModel out;
-    STRATA_ASSIGN_OR_RETURN(out.placement, tiers.place(file, compute, n_ctx, n_batch));
-    STRATA_ASSIGN_OR_RETURN(out.loaded, LoadedModel::load(path, chat_template, compute));
-    return out;
-}
 
 }  // namespace strata::cli

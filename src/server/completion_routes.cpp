@@ -32,7 +32,7 @@ struct Prepared {
 };
 
 ApiResult<Prepared> prepare(ServerContext& ctx, Endpoint endpoint, std::string_view body) {
-    const LoadedModel& lm = ctx.model();
+    const Engine& lm = ctx.model();
     const Tokenizer& tok = *lm.tokenizer;
     auto parsed = endpoint == Endpoint::Chat ? parse_chat_request(body, ctx.options.default_sampling, ctx.options.model_id)
                                              : parse_completion_request(body, ctx.options.default_sampling, ctx.options.model_id);

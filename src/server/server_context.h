@@ -15,7 +15,7 @@
 #include <mutex>
 #include <string>
 
-#include "runtime/loaded_model.h"
+#include "runtime/engine.h"
 #include "runtime/sampler.h"
 #include "server/metrics.h"
 #include "server/scheduler.h"
@@ -42,7 +42,7 @@ public:
     explicit ServerContext(ServerOptions o) : options(std::move(o)) {}
 
     // Publishes the loaded model (both must outlive the HTTP server).
-    void ready(const LoadedModel& model, Scheduler& scheduler) {
+    void ready(const Engine& model, Scheduler& scheduler) {
         model_ = &model;
         scheduler_ = &scheduler;
         chat_format_ = model.chat_template ? tool_calls::detect_chat_format(model.chat_template->source())
@@ -66,7 +66,7 @@ public:
         return error_;
     }
     // Valid only once state() is Ready.
-    const LoadedModel& model() const { return *model_; }
+    const Engine& model() const { return *model_; }
     Scheduler& scheduler() const { return *scheduler_; }
     tool_calls::ChatFormat chat_format() const { return chat_format_; }
     int64_t created() const { return created_; }
@@ -77,7 +77,7 @@ public:
 private:
     std::atomic<ModelState> state_{ModelState::Loading};
     std::atomic<bool> draining_{false};
-    const LoadedModel* model_ = nullptr;
+    const Engine* model_ = nullptr;
     Scheduler* scheduler_ = nullptr;
     tool_calls::ChatFormat chat_format_ = tool_calls::ChatFormat::Generic;
     int64_t created_ = 0;

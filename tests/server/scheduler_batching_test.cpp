@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/file.h"
-#include "runtime/loaded_model.h"
+#include "runtime/engine.h"
 #include "server/scheduler.h"
 
 namespace strata::server {
@@ -40,7 +40,7 @@ protected:
     void SetUp() override {
         const std::string path = std::string(STRATA_SOURCE_DIR) + "/models/strata-kjv-moe.gguf";
         if (!file_exists(path)) GTEST_SKIP() << "built-in model missing: " << path;
-        auto lm = LoadedModel::load(path);
+        auto lm = Engine::open({.model_path = path});
         ASSERT_TRUE(lm) << lm.status().message();
         lm_ = std::move(*lm);
     }
@@ -57,7 +57,7 @@ protected:
         return s;
     }
 
-    std::unique_ptr<LoadedModel> lm_;
+    std::unique_ptr<Engine> lm_;
     ThreadPool pool_{ThreadPool::Options{.threads = 2}};
 };
 

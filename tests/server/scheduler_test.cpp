@@ -77,11 +77,11 @@ protected:
         return s;
     }
 
-    static LoadedModel* model_;
+    static Engine* model_;
     ThreadPool pool_{ThreadPool::Options{.threads = 2}};
     Metrics metrics_;
 };
-LoadedModel* SchedulerTest::model_ = nullptr;
+Engine* SchedulerTest::model_ = nullptr;
 
 TEST_F(SchedulerTest, GeneratesExactlyMaxTokensAndReportsUsage) {
     auto sched = make(1, 4);

@@ -18,8 +18,8 @@ namespace {
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 
-LoadedModel& tiny_model() {
-    static LoadedModel* model = test::load_tiny_model().release();
+Engine& tiny_model() {
+    static Engine* model = test::load_tiny_model().release();
     return *model;
 }
 
@@ -27,7 +27,7 @@ LoadedModel& tiny_model() {
 class TestServer {
 public:
     explicit TestServer(ServerOptions o, SchedulerOptions so = {.n_slots = 2, .n_ctx = 512, .n_batch = 64, .max_queue = 16},
-                        LoadedModel* model = &tiny_model())
+                        Engine* model = &tiny_model())
         : ctx_(prepare(std::move(o))), http_(ctx_) {
         if (model) {
             scheduler_ = std::make_unique<Scheduler>(*model->model, *model->tokenizer, pool_, so, &ctx_.metrics);
@@ -411,10 +411,10 @@ TEST(ServerE2E, ConcurrentClientsAllGetWellFormedAnswers) {
 // call; the client gets it as tool_calls with finish_reason "tool_calls", streamed and not, and
 // can send the tool's result back in the next request.
 TEST(ServerE2E, ToolCallRoundTrip) {
-    static LoadedModel* model = [] {
+    static Engine* model = [] {
         // The template mentions <tool_call>, so the server recognises the Hermes syntax.
         const std::string tmpl = std::string(test::kTinyChatTemplate) + "{# calls are written as <tool_call>{...}</tool_call> #}";
-        auto lm = LoadedModel::load(test::tiny_model_path(), tmpl);
+        auto lm = Engine::open({.model_path = test::tiny_model_path(), .chat_template = tmpl});
         STRATA_CHECK(lm.is_ok(), lm.status().message().c_str());
         return std::move(*lm).release();
     }();

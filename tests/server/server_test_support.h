@@ -3,7 +3,7 @@
 // byte-level vocabulary round-trips any text, and with ignore_eos every generation runs to its
 // max_tokens) and a minimal chat template for it.
 //
-//   auto lm = load_tiny_model();   // std::unique_ptr<LoadedModel>, with kTinyChatTemplate
+//   auto lm = load_tiny_model();   // std::unique_ptr<Engine>, with kTinyChatTemplate
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "model/synth.h"
-#include "runtime/loaded_model.h"
+#include "runtime/engine.h"
 #include "support/scratch.h"
 
 namespace strata::server::test {
@@ -36,8 +36,8 @@ inline const std::string& tiny_model_path() {
     return path;
 }
 
-inline std::unique_ptr<LoadedModel> load_tiny_model() {
-    auto lm = LoadedModel::load(tiny_model_path(), kTinyChatTemplate);
+inline std::unique_ptr<Engine> load_tiny_model() {
+    auto lm = Engine::open({.model_path = tiny_model_path(), .chat_template = kTinyChatTemplate});
     STRATA_CHECK(lm.is_ok(), lm.status().message().c_str());
     return std::move(*lm);
 }
