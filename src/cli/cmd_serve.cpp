@@ -17,6 +17,7 @@
 #include "cli/command.h"
 #include "cli/serve_hardware_metrics.h"
 #include "cli/engine_flags.h"
+#include "cli/sampling_flags.h"
 #include "core/file.h"
 #include "runtime/engine.h"
 #include "server/http_server.h"
@@ -38,7 +39,7 @@ struct ServeOptions {
     int drain_seconds = 60;
     size_t max_body_mb = 8;
     int threads = 0;
-    SamplingParams sampling;
+    SamplingFlags sampling;
     DeviceFlags device;  // the server's default stays the CPU (set at registration); --device auto|gpu opts in
     TierFlags tiers;
 };
@@ -62,7 +63,7 @@ int run_serve(const ServeOptions& o) {
     so.max_body_bytes = o.max_body_mb << 20;
     so.timeout = std::chrono::seconds(o.timeout_seconds);
     so.model_id = o.alias.empty() ? std::filesystem::path(o.model).stem().string() : o.alias;
-    so.default_sampling = o.sampling;
+    so.default_sampling = o.sampling.params();
     so.http_threads = o.slots + static_cast<int>(o.max_queue) + 16;
     if (Status s = so.default_sampling.validate(); !s) return report_failure("serve", s.message());
     so.api_key = o.api_key;
@@ -185,10 +186,7 @@ CommandRegistration registration("serve", "OpenAI-compatible HTTP server with a 
     app.add_option("--drain-timeout", o->drain_seconds, "Seconds to let requests finish on SIGINT/SIGTERM")->capture_default_str()->check(CLI::Range(0, 3600));
     app.add_option("--max-body", o->max_body_mb, "Largest request body in MiB")->capture_default_str()->check(CLI::Range(1, 1024));
     app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
-    app.add_option("--temp", o->sampling.temperature, "Default temperature (requests may set their own)")->capture_default_str();
-    app.add_option("--top-k", o->sampling.top_k, "Default top-k")->capture_default_str();
-    app.add_option("--top-p", o->sampling.top_p, "Default top-p")->capture_default_str();
-    app.add_option("--min-p", o->sampling.min_p, "Default min-p")->capture_default_str();
+    o->sampling.add_to(app, SamplingFlags::Use::RequestDefaults);
     o->device.device = "cpu";
     o->device.add_to(app);
     o->tiers.add_to(app);
