@@ -22,6 +22,23 @@ parity_fixtures() {
   done
 }
 
+# `strata parity --device gpu --expert-slots 2` on the MoE fixtures (the CPU lane computes most
+# experts), logged to OUT/parity_tiny_NAME.txt; prints failures.
+tiered_parity_fixtures() {
+  for m in qwen3moe deepseek3 gptoss qwen35moe; do
+    step "parity_tiny_$m" 120 "$bin/strata" parity --device gpu --expert-slots 2 -m "$data/models/$m.gguf" --ref "$data/models/$m.ref.gguf"
+    grep -E "FAIL|error" "$out/parity_tiny_$m.txt" | head -4
+  done
+}
+
+# `strata parity --device cpu` on every fixture, logged to OUT/parity_cpu_NAME.txt; prints failures.
+cpu_parity_fixtures() {
+  for m in llama qwen3 qwen3moe mixtral gptoss qwen3next qwen35moe deepseek3; do
+    step "parity_cpu_$m" 120 "$bin/strata" parity --device cpu -m "$data/models/$m.gguf" --ref "$data/models/$m.ref.gguf"
+    grep -E "FAIL|error" "$out/parity_cpu_$m.txt" | head -4
+  done
+}
+
 # strata bench -m "$model" with $bench_device (default --device gpu; a script that picks GPUs per
 # run empties it) and ARGS, logged to OUT/bench_NAME.txt; prints its result lines.
 bench_device=(--device gpu)

@@ -7,13 +7,7 @@
 # Usage (repo root on the device): bench/results/2026-12-02-engine-reshape/device.sh OUT BIN TESTDATA
 source "$(dirname "$0")/../../../scripts/device_common.sh" "$@"
 parity_fixtures
-for m in qwen3moe deepseek3 gptoss qwen35moe; do
-  step "parity_tiny_$m" 120 "$bin/strata" parity --device gpu --expert-slots 2 -m "$data/models/$m.gguf" --ref "$data/models/$m.ref.gguf"
-  grep -E "FAIL|error" "$out/parity_tiny_$m.txt" | head -4
-done
-for m in llama qwen3 qwen3moe mixtral gptoss qwen3next qwen35moe deepseek3; do
-  step "parity_cpu_$m" 120 "$bin/strata" parity --device cpu -m "$data/models/$m.gguf" --ref "$data/models/$m.ref.gguf"
-  grep -E "FAIL|error" "$out/parity_cpu_$m.txt" | head -4
-done
+tiered_parity_fixtures
+cpu_parity_fixtures
 step gpu_tests 480 "$bin/strata_gpu_tests"
 tail -2 "$out/gpu_tests.txt"; grep -E "FAILED|Failure" "$out/gpu_tests.txt" | head

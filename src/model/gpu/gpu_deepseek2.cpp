@@ -31,7 +31,7 @@ enum DeepseekSlot : int {
     kQLatent = gpu::kFirstArchSlot, kQ8QLatent, kQAbsorbed, kValues, kQ8Values,
     kHeadPlan,                    // gpu_head_plan's three slots
     kHeadIn = kHeadPlan + 3, kHeadOut,  // gpu_matmul_heads' packed rows
-    kSharedGate, kSharedUp, kSharedOut, kQ8Shared, kDeepseekSlotEnd,
+    kDeepseekSlotEnd,
 };
 static_assert(kDeepseekSlotEnd <= gpu::kGpuAttentionScratchSlot, "deepseek2 scratch slots run into the attention's");
 
@@ -260,26 +260,8 @@ private:
     // is for the routed experts (deepseek2.cpp's moe_block reads the same h for both). x: the
     // residual, or a tensor split's FFN part.
     void shared_experts(const GpuDeepseekLayer& L, float* x, const float* h, int64_t n) {
-        const ModelConfig& c = config_;
-        gpu::GpuContext& g = cur_->ctx();
-        const int64_t e = c.n_embd, ff = L.shared.gate.ne[1];
-        float* gate = g.scratch_floats(kSharedGate, static_cast<uint64_t>(n * ff));
-        float* up = g.scratch_floats(kSharedUp, static_cast<uint64_t>(n * ff));
-        bool fused = false;
-        if (hq_) {
-            op("matmul ffn_shexp_gate_up_swiglu",
-               [&] { fused = gpu::gpu_matvec_q8_swiglu(L.shared.gate, L.shared.up, *hq_, n, gate, g); });
-        }
-        if (!fused) {
-            op("matmul ffn_gate_shexp", [&] { gpu::gpu_matmul(L.shared.gate, 0, h, n, gate, g, hq_); });
-            op("matmul ffn_up_shexp", [&] { gpu::gpu_matmul(L.shared.up, 0, h, n, up, g, hq_); });
-            op("swiglu", [&] { gpu::gpu_swiglu(gate, up, n * ff, g); });
-        }
-        float* out = g.scratch_floats(kSharedOut, static_cast<uint64_t>(n * e));
-        gpu::GpuQ8Rows gq;
-        const gpu::GpuQ8Rows* gq_used = quantized(gate, n, ff, n, kQ8Shared, gq);
-        op("matmul ffn_down_shexp", [&] { gpu::gpu_matmul(L.shared.down, 0, gate, n, out, g, gq_used); });
-        op("add shexp", [&] { gpu::gpu_add(x, out, n * e, g); });
+        float* out = swiglu_ffn(L.shared, h, n, FfnRole::SharedExperts);
+        op("add shexp", [&] { gpu::gpu_add(x, out, n * config_.n_embd, cur_->ctx()); });
     }
 
     std::vector<std::vector<GpuDeepseekLayer>> layers_;  // [rank][layer]: one rank without a tensor split
@@ -291,9 +273,7 @@ private:
 
 Result<std::unique_ptr<Model>> load_gpu_deepseek2(const GgufFile& file, const ModelConfig& config,
                                                   const ComputeOptions& options) {
-    auto model = std::make_unique<GpuDeepseek2>(config, options);
-    STRATA_TRY(model->load(file));
-    return std::unique_ptr<Model>(std::move(model));
+    return gpu::load_gpu_pass<GpuDeepseek2>(file, config, options);
 }
 
 }  // namespace strata

@@ -31,7 +31,7 @@ using gpu::DeviceWeight;
 // Scratch slots of these layers (after the shared ones).
 enum HybridSlot : int {
     kMixed = gpu::kFirstArchSlot, kZ, kBetaAlpha, kConvOut, kGates, kCore, kQGate, kAttnGate,
-    kSharedGate, kSharedUp, kSharedOut, kSharedLogit, kQ8Core, kQ8Shared,
+    kSharedLogit, kQ8Core,
 };
 
 struct GpuDeltaNetWeights {
@@ -343,24 +343,11 @@ private:
     // as it is for the routed experts (qwen3next.cpp's shared_expert reads the same h). x: the
     // residual, or a tensor split's FFN part.
     void shared_expert(const GpuHybridLayer& L, float* x, const float* h, int64_t n) {
-        const ModelConfig& c = config_;
         gpu::GpuContext& g = cur_->ctx();
-        const int64_t e = c.n_embd, ff = L.shared.gate.ne[1];
-        float* gate = g.scratch_floats(kSharedGate, static_cast<uint64_t>(n * ff));
-        float* up = g.scratch_floats(kSharedUp, static_cast<uint64_t>(n * ff));
+        const int64_t e = config_.n_embd;
+        float* out = swiglu_ffn(L.shared, h, n, FfnRole::SharedExperts);
         float* logit = g.scratch_floats(kSharedLogit, static_cast<uint64_t>(n));
-        bool fused = false;
-        if (hq_) op("matmul ffn_shexp_gate_up_swiglu", [&] { fused = gpu::gpu_matvec_q8_swiglu(L.shared.gate, L.shared.up, *hq_, n, gate, g); });
-        if (!fused) {
-            op("matmul ffn_gate_shexp", [&] { gpu::gpu_matmul(L.shared.gate, 0, h, n, gate, g, hq_); });
-            op("matmul ffn_up_shexp", [&] { gpu::gpu_matmul(L.shared.up, 0, h, n, up, g, hq_); });
-            op("swiglu", [&] { gpu::gpu_swiglu(gate, up, n * ff, g); });
-        }
         op("matmul ffn_gate_inp_shexp", [&] { gpu::gpu_matmul(L.shared_gate_inp, 0, h, n, logit, g, hq_); });
-        float* out = g.scratch_floats(kSharedOut, static_cast<uint64_t>(n * e));
-        gpu::GpuQ8Rows gq;
-        const gpu::GpuQ8Rows* gq_used = quantized(gate, n, ff, n, kQ8Shared, gq);
-        op("matmul ffn_down_shexp", [&] { gpu::gpu_matmul(L.shared.down, 0, gate, n, out, g, gq_used); });
         op("add_sigmoid_scaled shexp", [&] { gpu::gpu_add_sigmoid_scaled(x, out, logit, n, e, g); });
     }
 
@@ -378,9 +365,7 @@ private:
 
 Result<std::unique_ptr<Model>> load_gpu_hybrid(const GgufFile& file, const ModelConfig& config,
                                                const ComputeOptions& options) {
-    auto model = std::make_unique<GpuHybrid>(config, options);
-    STRATA_TRY(model->load(file));
-    return std::unique_ptr<Model>(std::move(model));
+    return gpu::load_gpu_pass<GpuHybrid>(file, config, options);
 }
 
 }  // namespace strata

@@ -156,9 +156,7 @@ private:
 
 Result<std::unique_ptr<Model>> load_gpu_llama_family(const GgufFile& file, const ModelConfig& config,
                                                      const ComputeOptions& options) {
-    auto model = std::make_unique<GpuLlamaFamily>(config, options);
-    STRATA_TRY(model->load(file));
-    return std::unique_ptr<Model>(std::move(model));
+    return gpu::load_gpu_pass<GpuLlamaFamily>(file, config, options);
 }
 
 }  // namespace strata

@@ -55,6 +55,7 @@ struct RoutedExpertsStep;  // gpu_routed_experts.h
 enum Slot : int {
     kTokens, kPositions, kResidual, kNormed, kQ, kK, kV, kAttnOut, kProj, kGate, kUp, kRouter, kExpertIds,
     kExpertWeights, kExpertGate, kExpertUp, kExpertOut, kLogits, kQ8Normed, kQ8Attn, kQ8Gate, kOutRows, kOutH,
+    kSharedGate, kSharedUp, kSharedOut, kQ8Shared,  // a shared expert's FFN (beside the routed experts')
     kMoePlan, kFirstArchSlot = kMoePlan + 3,
 };
 
@@ -238,7 +239,14 @@ protected:
     GpuRope rope_params(int64_t rope_dims) const;
     // x += down(silu(gate(h)) · up(h)), h = ffn_norm(x) on entry; leaves h = next_norm(x).
     void dense_ffn(const GpuDenseFfnWeights& w, float* x, float* h, int64_t n, const float* next_norm);
-    float* dense_ffn_part(const GpuDenseFfnWeights& w, float* h, int64_t n);  // without the residual (kProj)
+    float* dense_ffn_part(const GpuDenseFfnWeights& w, const float* h, int64_t n) {  // without the residual (kProj)
+        return swiglu_ffn(w, h, n, FfnRole::Dense);
+    }
+    // down(silu(gate h) · up h) for n rows of h, without touching the residual. A block's own FFN
+    // writes kProj; shared experts write kSharedOut from slots of their own, since the routed
+    // experts of the same block still use theirs. The roles' ops are named apart in profiles.
+    enum class FfnRole { Dense, SharedExperts };
+    float* swiglu_ffn(const GpuDenseFfnWeights& w, const float* h, int64_t n, FfnRole role);
     // x += Σ_top-k weight · expert(h) (softmax routing, or route_experts' with custom_routing_;
     // gpt-oss's biases and activation when its weights have them), h = ffn_norm(x) on entry;
     // leaves h = next_norm(x).
@@ -315,5 +323,14 @@ private:
     PinnedBuffer embedded_;              // a step's embedding rows, copied up by the first share
     DeviceWeight output_norm_, output_;  // on the last share
 };
+
+// A load_gpu_* entry point (model/gpu/gpu_model.h): the pass built from the config and options,
+// then its weights read from the file.
+template <class Pass>
+Result<std::unique_ptr<Model>> load_gpu_pass(const GgufFile& file, const ModelConfig& config, const ComputeOptions& options) {
+    auto model = std::make_unique<Pass>(config, options);
+    STRATA_TRY(model->load(file));
+    return std::unique_ptr<Model>(std::move(model));
+}
 
 }  // namespace strata::gpu

@@ -97,23 +97,38 @@ void GpuTransformer::dense_ffn(const GpuDenseFfnWeights& L, float* x, float* h, 
     op("add_rms_norm next", [&] { gpu_add_rms_norm(x, out, next_norm, n, c.n_embd, c.rms_eps, h, cur_->ctx(), hq_); });
 }
 
-float* GpuTransformer::dense_ffn_part(const GpuDenseFfnWeights& L, float* h, int64_t n) {
-    const ModelConfig& c = config_;
+namespace {
+
+struct FfnSlotsAndNames {
+    int gate, up, out, q8;
+    const char *fused, *matmul_gate, *matmul_up, *swiglu, *matmul_down;
+};
+constexpr FfnSlotsAndNames kDenseFfn{kGate, kUp, kProj, kQ8Gate,
+                                     "matmul ffn_gate_up_swiglu", "matmul ffn_gate", "matmul ffn_up", "swiglu",
+                                     "matmul ffn_down"};
+constexpr FfnSlotsAndNames kSharedExpertsFfn{kSharedGate, kSharedUp, kSharedOut, kQ8Shared,
+                                             "matmul ffn_shexp_gate_up_swiglu", "matmul ffn_gate_shexp",
+                                             "matmul ffn_up_shexp", "swiglu", "matmul ffn_down_shexp"};
+
+}  // namespace
+
+float* GpuTransformer::swiglu_ffn(const GpuDenseFfnWeights& L, const float* h, int64_t n, FfnRole role) {
+    const FfnSlotsAndNames& r = role == FfnRole::Dense ? kDenseFfn : kSharedExpertsFfn;
     GpuContext& g = cur_->ctx();
-    const int64_t e = c.n_embd, ff = L.gate.ne[1];
-    float* gate = g.scratch_floats(kGate, static_cast<uint64_t>(n * ff));
-    float* up = g.scratch_floats(kUp, static_cast<uint64_t>(n * ff));
+    const int64_t e = config_.n_embd, ff = L.gate.ne[1];
+    float* gate = g.scratch_floats(r.gate, static_cast<uint64_t>(n * ff));
+    float* up = g.scratch_floats(r.up, static_cast<uint64_t>(n * ff));
     bool fused = false;
-    if (hq_) op("matmul ffn_gate_up_swiglu", [&] { fused = gpu_matvec_q8_swiglu(L.gate, L.up, *hq_, n, gate, g); });
+    if (hq_) op(r.fused, [&] { fused = gpu_matvec_q8_swiglu(L.gate, L.up, *hq_, n, gate, g); });
     if (!fused) {
-        op("matmul ffn_gate", [&] { gpu_matmul(L.gate, 0, h, n, gate, g, hq_); });
-        op("matmul ffn_up", [&] { gpu_matmul(L.up, 0, h, n, up, g, hq_); });
-        op("swiglu", [&] { gpu_swiglu(gate, up, n * ff, g); });
+        op(r.matmul_gate, [&] { gpu_matmul(L.gate, 0, h, n, gate, g, hq_); });
+        op(r.matmul_up, [&] { gpu_matmul(L.up, 0, h, n, up, g, hq_); });
+        op(r.swiglu, [&] { gpu_swiglu(gate, up, n * ff, g); });
     }
-    float* out = g.scratch_floats(kProj, static_cast<uint64_t>(n * e));
+    float* out = g.scratch_floats(r.out, static_cast<uint64_t>(n * e));
     GpuQ8Rows gq;
-    const GpuQ8Rows* gq_used = quantized(gate, n, ff, n, kQ8Gate, gq);
-    op("matmul ffn_down", [&] { gpu_matmul(L.down, 0, gate, n, out, g, gq_used); });
+    const GpuQ8Rows* gq_used = quantized(gate, n, ff, n, r.q8, gq);
+    op(r.matmul_down, [&] { gpu_matmul(L.down, 0, gate, n, out, g, gq_used); });
     return out;
 }
 
