@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/environment.h"
 #include "device/enumerate.h"
 #include "device/gpu_arch.h"
 #include "device/resolve.h"
@@ -181,7 +182,8 @@ int run_selftest(const DeviceListing& listing, const DevicesOptions& opts, const
 
 int run_devices(const DevicesOptions& opts) {
     EnumerateOptions eo;
-    eo.visibility = read_visibility_variables();
+    eo.visibility = device_environment().visibility;
+    eo.hip_path = device_environment().hip_path;
     if (!opts.sysfs_root.empty()) {
         eo.sysfs_root = opts.sysfs_root;
         eo.probe_runtimes = false;  // a fake tree stands for the whole machine

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "model/gpu/gpu_model.h"
-#include "cli/environment_tuning.h"
+#include "cli/environment.h"
 #include "cli/progress.h"
 #include "gguf/reader.h"
 #include "cli/self_rerun.h"
@@ -108,9 +108,9 @@ struct DeviceFlags {
             return o;
         }
         std::string spec = gpu >= 0 ? std::to_string(gpu) : kind == ComputeDevice::Gpu ? "gpu" : device;
-        const std::optional<SelfVisibility> self = self_rerun();
+        const std::optional<SelfVisibility>& self = device_environment().self_rerun;
         if (self) spec = self->cards.front();  // the card the first run chose, by PCI bus id
-        const MachineDevices machine = list_this_machine();
+        const MachineDevices machine = this_machine();
         STRATA_ASSIGN_OR_RETURN(ResolvedDevice r, resolve_device_flag(machine.devices, spec, machine.visibility));
         if (!r.index) {
             fmt::print(stderr, "{}\n", r.explanation);
@@ -140,10 +140,10 @@ private:
         });
     }
 
-    // This process's marker when Strata re-ran it for its chosen card(s) (device/self_visibility.h).
-    static std::optional<SelfVisibility> self_rerun() {
-        const char* marker = std::getenv(kSelfVisibilityMarker);
-        return marker ? parse_self_visibility_marker(marker) : std::nullopt;
+    // The GPUs as the runtimes will number them, with the variables they will read.
+    static MachineDevices this_machine() {
+        const DeviceEnvironment& env = device_environment();
+        return list_this_machine(env.visibility, env.hip_path);
     }
 
     // Says which card(s) were chosen and why; in a first run, narrows the runtime to them by
@@ -157,7 +157,9 @@ private:
             }
             return;
         }
-        const auto plan = self_visibility_disabled() ? std::nullopt : visibility_for_self(machine.devices, chosen, machine.visibility);
+        const auto plan = device_environment().self_visibility_disabled
+                              ? std::nullopt
+                              : visibility_for_self(machine.devices, chosen, machine.visibility);
         for (size_t i = 0; i < chosen.size(); ++i) {
             const bool last = i + 1 == chosen.size();
             fmt::print(stderr, "{}{}\n", chosen[i].explanation,
@@ -179,10 +181,10 @@ private:
         }
         if (device != "auto" && device != "gpu") return Status::error("--gpus {} with --device {}: expected one of them", gpus, device);
         if (!gpu_unavailable_reason().empty()) return Status::error("--gpus {}: {}", gpus, gpu_unavailable_reason());
-        const std::optional<SelfVisibility> self = self_rerun();
+        const std::optional<SelfVisibility>& self = device_environment().self_rerun;
         std::string spec = gpus;
         if (self) spec = fmt::format("{}", fmt::join(self->cards, ","));  // as the first run chose them
-        const MachineDevices machine = list_this_machine();
+        const MachineDevices machine = this_machine();
         STRATA_ASSIGN_OR_RETURN(std::vector<ResolvedDevice> list, resolve_gpus_flag(machine.devices, spec, machine.visibility));
         if (list.size() > 1 && split == "none") {
             fmt::print(stderr, "strata: --split none: using only the first of --gpus {}\n", gpus);

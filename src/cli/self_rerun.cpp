@@ -20,11 +20,6 @@
 
 namespace strata::cli {
 
-bool self_visibility_disabled() {
-    const char* v = std::getenv("STRATA_NO_SELF_VISIBILITY");
-    return v && std::strcmp(v, "0") != 0 && *v != '\0';
-}
-
 #if defined(_WIN32)
 namespace {
 // Windows has no exec: the same executable runs again as a child on this console (the handles

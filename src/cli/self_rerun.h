@@ -14,7 +14,4 @@ namespace strata::cli {
 
 void rerun_with_visibility(const SelfVisibility& visibility);
 
-// STRATA_NO_SELF_VISIBILITY=1: keep every card visible (to debug, or to compare).
-bool self_visibility_disabled();
-
 }  // namespace strata::cli

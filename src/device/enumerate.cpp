@@ -44,18 +44,6 @@ const char* backend_name(GpuVendor v) {
 std::string compiled_gpu_archs_text() { return STRATA_COMPILED_GPU_ARCHS; }
 ArchSet compiled_gpu_archs() { return ArchSet::parse(STRATA_COMPILED_GPU_ARCHS); }
 
-VisibilityVariables read_visibility_variables() {
-    auto get = [](const char* name) -> std::optional<std::string> {
-        const char* v = std::getenv(name);
-        return v ? std::optional<std::string>(v) : std::nullopt;
-    };
-    VisibilityVariables v{get("CUDA_VISIBLE_DEVICES"), get("HIP_VISIBLE_DEVICES"), get("ROCR_VISIBLE_DEVICES")};
-    if (auto marker = get(kSelfVisibilityMarker)) {
-        if (auto self = parse_self_visibility_marker(*marker)) v.set_by_strata = self->variable;
-    }
-    return v;
-}
-
 DeviceListing enumerate_devices(const EnumerateOptions& options) {
     DeviceListing listing;
     // Precedence order for merge_devices(): the runtimes know names and ordinals best, then the
@@ -69,7 +57,7 @@ DeviceListing enumerate_devices(const EnumerateOptions& options) {
             listing.runtimes.push_back(r.report);
             records.insert(records.end(), r.devices.begin(), r.devices.end());
         }
-        auto windows = read_windows_amd_devices();
+        auto windows = read_windows_amd_devices(options.hip_path);
         records.insert(records.end(), windows.begin(), windows.end());
     }
     auto sysfs = list_sysfs_devices(options.sysfs_root, options.visibility);

@@ -3,7 +3,7 @@
 // that `strata devices`, `--device` and setup use.
 //
 //   EnumerateOptions opts;
-//   opts.visibility = read_visibility_variables();    // at the edge (cli)
+//   opts.visibility = ...;    // read at the edge (cli/environment.h), as the runtimes will read it
 //   opts.classify.archs = compiled_gpu_archs();
 //   DeviceListing listing = enumerate_devices(opts);
 //   AutoPick pick = pick_auto_device(listing.devices);
@@ -21,6 +21,7 @@ struct EnumerateOptions {
     std::string sysfs_root = "/";
     bool probe_runtimes = true;  // false for fake sysfs trees: only the files under sysfs_root count
     VisibilityVariables visibility;
+    std::string hip_path;  // Windows: the HIP SDK whose bin\hipInfo.exe lists AMD GPUs (empty: PATH only)
     ClassifyOptions classify;
 };
 
@@ -34,8 +35,5 @@ DeviceListing enumerate_devices(const EnumerateOptions& options);
 // The GPU archs this binary's kernels were compiled for (STRATA_GPU_ARCHS at configure time).
 ArchSet compiled_gpu_archs();
 std::string compiled_gpu_archs_text();  // the raw list, "" for a CPU-only build
-
-// CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES from the environment.
-VisibilityVariables read_visibility_variables();
 
 }  // namespace strata

@@ -167,29 +167,13 @@ Result<std::vector<ResolvedDevice>> resolve_gpus_flag(const std::vector<GpuDevic
     return out;
 }
 
-namespace {
-EnumerateOptions this_machine() {
+MachineDevices list_this_machine(const VisibilityVariables& visibility, const std::string& hip_path) {
     EnumerateOptions options;
-    options.visibility = read_visibility_variables();
+    options.visibility = visibility;
+    options.hip_path = hip_path;
     options.classify.archs = compiled_gpu_archs();
     options.classify.archs_origin = "this build";
-    return options;
-}
-}  // namespace
-
-MachineDevices list_this_machine() {
-    const EnumerateOptions options = this_machine();
     return MachineDevices{enumerate_devices(options).devices, options.visibility};
-}
-
-Result<ResolvedDevice> resolve_device_on_this_machine(std::string_view flag) {
-    const MachineDevices m = list_this_machine();
-    return resolve_device_flag(m.devices, flag, m.visibility);
-}
-
-Result<std::vector<ResolvedDevice>> resolve_gpus_on_this_machine(std::string_view flag) {
-    const MachineDevices m = list_this_machine();
-    return resolve_gpus_flag(m.devices, flag, m.visibility);
 }
 
 }  // namespace strata

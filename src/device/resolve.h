@@ -6,7 +6,7 @@
 // machine and printing are the callers' business.
 //
 //   DeviceListing listing = enumerate_devices(options);
-//   auto r = resolve_device_flag(listing.devices, "pci:0000:03:00.0", read_visibility_variables());
+//   auto r = resolve_device_flag(listing.devices, "pci:0000:03:00.0", visibility);
 //   if (!r) return report_failure("run", r.status().message());
 //   fmt::print(stderr, "{}\n", r->explanation);  // "strata: using CUDA GPU 1 (pci 0000:03:00.0, ...): ..."
 //   compute.gpu_ordinal = r->ordinal.value_or(0);
@@ -52,17 +52,13 @@ std::vector<std::string> visibility_in_effect(GpuVendor vendor, const Visibility
 // the GPUs need two runtimes (one process talks to CUDA or to HIP).
 Result<std::vector<ResolvedDevice>> resolve_gpus_flag(const std::vector<GpuDevice>& devices, std::string_view flag,
                                                       const VisibilityVariables& user);
-Result<std::vector<ResolvedDevice>> resolve_gpus_on_this_machine(std::string_view flag);
 
 // This machine's GPUs as --device and --gpus see them: every runtime asked, the archs compiled
-// into this binary, the visibility variables in effect.
+// into this binary, the visibility variables the runtimes will read (the caller's environment).
 struct MachineDevices {
     std::vector<GpuDevice> devices;
     VisibilityVariables visibility;
 };
-MachineDevices list_this_machine();
-
-// resolve_device_flag() on this machine: every runtime asked, the archs compiled into this binary.
-Result<ResolvedDevice> resolve_device_on_this_machine(std::string_view flag);
+MachineDevices list_this_machine(const VisibilityVariables& visibility, const std::string& hip_path);
 
 }  // namespace strata

@@ -10,7 +10,7 @@
 // respected and explained), when a chosen card has no PCI bus id, or with
 // STRATA_NO_SELF_VISIBILITY=1.
 //
-//   auto plan = visibility_for_self(devices, chosen, read_visibility_variables());
+//   auto plan = visibility_for_self(devices, chosen, visibility);  // the user's variables
 //   if (plan) rerun_with(*plan);          // the cli does the exec; see cli/device_flags.h
 
 #include <optional>

@@ -263,9 +263,9 @@ std::map<std::string, PciAddress> display_adapter_locations() {
     return out;
 }
 
-std::string run_hipinfo() {
+std::string run_hipinfo(const std::string& hip_path) {
     std::vector<std::string> candidates = {"hipInfo.exe"};
-    if (const char* hip = std::getenv("HIP_PATH")) candidates.insert(candidates.begin(), std::string(hip) + "\\bin\\hipInfo.exe");
+    if (!hip_path.empty()) candidates.insert(candidates.begin(), hip_path + "\\bin\\hipInfo.exe");
     for (const auto& exe : candidates) {
         FILE* pipe = _popen(fmt::format("\"{}\" 2>NUL", exe).c_str(), "r");
         if (!pipe) continue;
@@ -279,7 +279,7 @@ std::string run_hipinfo() {
 
 }  // namespace
 
-std::vector<GpuDevice> read_windows_amd_devices() {
+std::vector<GpuDevice> read_windows_amd_devices(const std::string& hip_path) {
     std::vector<GpuDevice> out, adapters;
     auto locations = display_adapter_locations();
     const char* class_key = "SYSTEM\\CurrentControlSet\\Control\\Class\\{4d36e968-e325-11ce-bfc1-08002be10318}";
@@ -305,12 +305,12 @@ std::vector<GpuDevice> read_windows_amd_devices() {
         RegCloseKey(cls);
     }
     // hipInfo first: merge_devices() lets earlier records win, and hipInfo knows more.
-    for (const HipInfoDevice& h : parse_hipinfo_output(run_hipinfo())) out.push_back(device_from_hipinfo(h));
+    for (const HipInfoDevice& h : parse_hipinfo_output(run_hipinfo(hip_path))) out.push_back(device_from_hipinfo(h));
     out.insert(out.end(), adapters.begin(), adapters.end());
     return out;
 }
 #else
-std::vector<GpuDevice> read_windows_amd_devices() { return {}; }
+std::vector<GpuDevice> read_windows_amd_devices(const std::string&) { return {}; }
 #endif
 
 }  // namespace strata

@@ -50,7 +50,7 @@ GpuDevice device_from_hipinfo(const HipInfoDevice& h);
 GpuDevice device_from_display_adapter(const DisplayAdapterValues& a);
 
 // Windows only: the registry's display adapters and, when hipInfo.exe is found (PATH or
-// %HIP_PATH%\bin), its listing. Elsewhere returns an empty list.
-std::vector<GpuDevice> read_windows_amd_devices();
+// hip_path\bin, the caller's %HIP_PATH%), its listing. Elsewhere returns an empty list.
+std::vector<GpuDevice> read_windows_amd_devices(const std::string& hip_path);
 
 }  // namespace strata

@@ -3,7 +3,7 @@
 // can compare the two (A/B rounds on the device). Every default is the path the committed
 // benchmarks chose; the result folder that chose it is named beside each field. The tiers read
 // these from GpuExpertTierOptions::tuning and nowhere else; the command line fills them from the
-// STRATA_TIERS_* variables in one place (cli/environment_tuning.h).
+// STRATA_TIERS_* variables in one place (cli/environment.h).
 //
 //   GpuExpertTierOptions o;  o.tuning.early_combine = false;   // the host waits for the CPU lane
 

@@ -2,7 +2,7 @@
 // The CPU kernels' switches between a measured path and its alternative, kept so that one binary
 // can compare the two. Defaults are the paths the committed benchmarks chose (named beside each
 // field). Carried by CpuContext, so every op reads the settings of the context it runs in; the
-// command line fills them from the STRATA_CPU_* variables in one place (cli/environment_tuning.h).
+// command line fills them from the STRATA_CPU_* variables in one place (cli/environment.h).
 //
 //   CpuContext ctx(pool, CpuTuning{.tiles = CpuTiles::None});   // same bits, the slower path
 

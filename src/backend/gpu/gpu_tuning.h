@@ -3,7 +3,7 @@
 // can compare the two (A/B rounds on the device), and the timing studies' switches. Defaults are
 // the paths the committed benchmarks chose. Carried by GpuContext (ctx.tuning()), so every op
 // reads the settings of the context it is queued on; the command line fills them from the
-// STRATA_GPU_* variables in one place (cli/environment_tuning.h). Plain data: the kernel files
+// STRATA_GPU_* variables in one place (cli/environment.h). Plain data: the kernel files
 // (nvcc, hipcc) include it.
 //
 //   ComputeOptions o;  o.gpu_tuning.mmq = false;   // prompt matmuls on f16 tensor cores instead

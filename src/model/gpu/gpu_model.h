@@ -77,7 +77,7 @@ struct ComputeOptions {
     std::vector<GpuLayerShare> layer_split = {};
     // Switches between measured kernel paths (their defaults are the winners): the CPU's, kept by
     // the model for the contexts its passes run in (Model::cpu_tuning), and the GPU's, carried
-    // by every GpuContext the model makes. Filled at the command line (cli/environment_tuning.h).
+    // by every GpuContext the model makes. Filled at the command line (cli/environment.h).
     CpuTuning cpu_tuning = {};
     gpu::GpuTuning gpu_tuning = {};
 };

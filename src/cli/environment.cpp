@@ -1,4 +1,4 @@
-#include "cli/environment_tuning.h"
+#include "cli/environment.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -104,6 +104,23 @@ const EnvironmentTuning& environment_tuning() {
         return t;
     }();
     return tuning;
+}
+
+const DeviceEnvironment& device_environment() {
+    static const DeviceEnvironment environment = [] {
+        DeviceEnvironment e;
+        auto get = [](const char* name) -> std::optional<std::string> {
+            const char* v = std::getenv(name);
+            return v ? std::optional<std::string>(v) : std::nullopt;
+        };
+        e.visibility = {get("CUDA_VISIBLE_DEVICES"), get("HIP_VISIBLE_DEVICES"), get("ROCR_VISIBLE_DEVICES")};
+        if (const char* marker = value_of(kSelfVisibilityMarker)) e.self_rerun = parse_self_visibility_marker(marker);
+        if (e.self_rerun) e.visibility.set_by_strata = e.self_rerun->variable;
+        e.hip_path = get("HIP_PATH").value_or("");
+        e.self_visibility_disabled = set_on("STRATA_NO_SELF_VISIBILITY");
+        return e;
+    }();
+    return environment;
 }
 
 void apply_environment_tuning(ComputeOptions& options) {
