@@ -32,7 +32,14 @@ uint64_t KvCache::bytes() const {
     uint64_t total = 0;
     for (const auto& b : k_) total += b.size();
     for (const auto& b : v_) total += b.size();
+    for (const auto& b : index_) total += b.size();
     return total;
+}
+
+void KvCache::add_index_keys(int64_t dim) {
+    STRATA_CHECK(dim > 0 && index_.empty() && !storage_, "index keys are added once, to a host cache");
+    index_dim_ = dim;
+    for (size_t i = 0; i < k_.size(); ++i) index_.emplace_back(static_cast<size_t>(n_ctx_ * dim) * sizeof(float));
 }
 
 namespace {
@@ -56,6 +63,11 @@ void KvCache::store(int64_t layer, int64_t pos, const float* k, const float* v) 
     STRATA_CHECK(pos >= 0 && pos < n_ctx_, "KV store past the cache's context");
     store_row(k, k_dim_, type_, row(k_, layer, pos, k_dim_));
     store_row(v, v_dim_, type_, row(v_, layer, pos, v_dim_));
+}
+
+void KvCache::store_index_key(int64_t layer, int64_t pos, const float* key) {
+    STRATA_CHECK(pos >= 0 && pos < n_ctx_, "index key past the cache's context");
+    std::copy_n(key, index_dim_, reinterpret_cast<float*>(row(index_, layer, pos, index_dim_, KvCacheType::F32)));
 }
 
 }  // namespace strata

@@ -61,6 +61,17 @@ public:
     const void* key_row(int64_t layer, int64_t pos) const { return row(k_, layer, pos, k_dim_); }
     const void* value_row(int64_t layer, int64_t pos) const { return row(v_, layer, pos, v_dim_); }
 
+    // A third plane beside keys and values (qwen4exp's QSA): per stored layer and position, the
+    // indexer's raw key, `dim` f32 values, from which the indexer pools its block keys. Kept in
+    // f32 whatever type() is: it is a sixteenth of the K/V bytes of a real model, and the block
+    // scores that choose what a query sees should not move with the cache's rounding.
+    void add_index_keys(int64_t dim);
+    int64_t index_key_dim() const { return index_dim_; }
+    void store_index_key(int64_t layer, int64_t pos, const float* key);
+    const float* index_key(int64_t layer, int64_t pos) const {
+        return reinterpret_cast<const float*>(row(index_, layer, pos, index_dim_, KvCacheType::F32));
+    }
+
     // Float views of an f32 cache (tests, and code that fills rows in place).
     float* keys(int64_t layer, int64_t pos) { return f32_row(k_, layer, pos, k_dim_); }
     float* values(int64_t layer, int64_t pos) { return f32_row(v_, layer, pos, v_dim_); }
@@ -73,9 +84,12 @@ private:
     }
     // One helper for the const and the mutable views: the buffers are the cache's own.
     uint8_t* row(const std::vector<AlignedBuffer>& rows, int64_t layer, int64_t pos, int64_t dim) const {
+        return row(rows, layer, pos, dim, type_);
+    }
+    uint8_t* row(const std::vector<AlignedBuffer>& rows, int64_t layer, int64_t pos, int64_t dim, KvCacheType type) const {
         const int64_t s = slot_of(layer);
-        STRATA_CHECK(s >= 0, "KV rows of a layer without a cache (a recurrent layer?)");
-        return const_cast<uint8_t*>(rows[static_cast<size_t>(s)].data()) + pos * kv_row_bytes(type_, dim);
+        STRATA_CHECK(s >= 0 && static_cast<size_t>(s) < rows.size(), "KV rows of a layer without a cache (a recurrent layer?)");
+        return const_cast<uint8_t*>(rows[static_cast<size_t>(s)].data()) + pos * kv_row_bytes(type, dim);
     }
     float* f32_row(const std::vector<AlignedBuffer>& rows, int64_t layer, int64_t pos, int64_t dim) const {
         STRATA_CHECK(type_ == KvCacheType::F32, "float view of an f16 or q8_0 KV cache");
@@ -86,6 +100,8 @@ private:
     KvCacheType type_ = KvCacheType::F32;
     std::vector<int32_t> slot_;  // per model layer: its index in k_/v_, or -1 (no rows)
     std::vector<AlignedBuffer> k_, v_;
+    int64_t index_dim_ = 0;
+    std::vector<AlignedBuffer> index_;  // the index-key plane, when added
     std::unique_ptr<KvCacheStorage> storage_;
 };
 

@@ -1,6 +1,9 @@
 #include "kv/recurrent_state.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "core/check.h"
 
 namespace strata {
 
@@ -19,14 +22,29 @@ void RecurrentState::clear() {
             if (b.size() > 0) std::memset(b.data(), 0, b.size());
         }
     }
+    for (History& h : histories_) {
+        if (h.floats.size() > 0) std::memset(h.floats.data(), 0, h.floats.size());
+        std::fill(h.tokens.begin(), h.tokens.end(), h.fill_token);
+    }
     if (storage_) storage_->clear();
     n_past_ = 0;
+}
+
+void RecurrentState::add_history(int64_t layer, int64_t floats, int64_t n_tokens, int32_t fill_token) {
+    STRATA_CHECK(!has_history(layer), "one history per layer");
+    History h;
+    h.layer = layer;
+    h.floats = AlignedBuffer(static_cast<size_t>(floats) * sizeof(float));
+    h.tokens.assign(static_cast<size_t>(n_tokens), fill_token);
+    h.fill_token = fill_token;
+    histories_.push_back(std::move(h));
 }
 
 uint64_t RecurrentState::bytes() const {
     uint64_t total = 0;
     for (const auto& b : conv_) total += b.size();
     for (const auto& b : ssm_) total += b.size();
+    for (const History& h : histories_) total += h.floats.size() + h.tokens.size() * sizeof(int32_t);
     if (storage_) total += storage_->bytes();
     return total;
 }

@@ -38,9 +38,18 @@ public:
     bool has_layer(int64_t layer) const {
         return layer >= 0 && layer < static_cast<int64_t>(conv_.size()) && conv_[static_cast<size_t>(layer)].size() > 0;
     }
-    bool empty() const { return conv_floats_ == 0 && ssm_floats_ == 0 && !storage_; }
+    bool empty() const { return conv_floats_ == 0 && ssm_floats_ == 0 && histories_.empty() && !storage_; }
     float* conv(int64_t layer) { return conv_[static_cast<size_t>(layer)].as<float>(); }
     float* ssm(int64_t layer) { return ssm_[static_cast<size_t>(layer)].as<float>(); }
+
+    // A history beside a layer's conv and delta-rule state, for blocks that carry more (qwen4exp's
+    // PLE block: its short convolution's last inputs and the last token ids its n-gram hash
+    // reads): `floats` floats, zeros after clear(), and `n_tokens` token ids, `fill_token` after
+    // clear(). One per layer; the layer needs no conv or ssm storage of its own.
+    void add_history(int64_t layer, int64_t floats, int64_t n_tokens, int32_t fill_token);
+    bool has_history(int64_t layer) const { return history_of(layer) != nullptr; }
+    float* history(int64_t layer) { return history_of(layer)->floats.as<float>(); }
+    int32_t* history_tokens(int64_t layer) { return history_of(layer)->tokens.data(); }
 
     // Positions folded in so far; the next batch must start here (or at 0, after clear()).
     int64_t n_past() const { return n_past_; }
@@ -50,7 +59,22 @@ public:
     uint64_t bytes() const;
 
 private:
+    struct History {
+        int64_t layer = -1;
+        AlignedBuffer floats;
+        std::vector<int32_t> tokens;
+        int32_t fill_token = 0;
+    };
+    History* history_of(int64_t layer) {
+        for (History& h : histories_) {
+            if (h.layer == layer) return &h;
+        }
+        return nullptr;
+    }
+    const History* history_of(int64_t layer) const { return const_cast<RecurrentState*>(this)->history_of(layer); }
+
     int64_t conv_floats_ = 0, ssm_floats_ = 0;
+    std::vector<History> histories_;
     int64_t n_past_ = 0;
     std::vector<AlignedBuffer> conv_, ssm_;  // empty buffers for non-recurrent layers
     std::unique_ptr<RecurrentStateStorage> storage_;

@@ -3,6 +3,7 @@
 #include "core/check.h"
 #include "core/status.h"
 #include "gguf/reader.h"
+#include "model/arch/qwen4exp_keys.h"
 #include "model/config.h"
 
 namespace strata {
@@ -43,7 +44,8 @@ Status read_deepseek2_keys(const GgufFile& f, const std::string& p, ModelConfig&
     return Status::ok();
 }
 
-// Keys of qwen3next and qwen35moe (hybrid DeltaNet stacks).
+}  // namespace
+
 Status read_hybrid_keys(const GgufFile& f, const std::string& p, ModelConfig& c) {
     c.ssm_conv_kernel = static_cast<uint32_t>(f.get_uint(p + "ssm.conv_kernel", 0));
     c.ssm_d_state = static_cast<uint32_t>(f.get_uint(p + "ssm.state_size", 0));
@@ -61,6 +63,8 @@ Status read_hybrid_keys(const GgufFile& f, const std::string& p, ModelConfig& c)
     return Status::ok();
 }
 
+namespace {
+
 // Rope styles are llama.cpp's LLAMA_ROPE_TYPE_NORM (llama; deepseek2, whose HF rope_interleave
 // pairs neighbours) and NEOX (the Qwen family, gpt-oss).
 constexpr ArchitectureInfo kArchitectures[] = {
@@ -73,6 +77,7 @@ constexpr ArchitectureInfo kArchitectures[] = {
      {.recurrent_state = true, .gpu_forward = true}, read_hybrid_keys},
     {Arch::Qwen35Moe, "qwen35moe", ArchFamily::Hybrid, RopeStyle::Neox,
      {.recurrent_state = true, .gpu_forward = true}, read_hybrid_keys},
+    {Arch::Qwen4Exp, "qwen4exp", ArchFamily::Qwen4Exp, RopeStyle::Neox, {.recurrent_state = true}, read_qwen4exp_keys},
 };
 
 }  // namespace

@@ -16,6 +16,32 @@
 
 namespace strata {
 
+// QSA's lightning indexer (qwen4exp): per attention layer with compress_ratio > 0, a query sees
+// the top_k / compress_ratio best-scoring complete blocks of compress_ratio tokens, plus the
+// tokens after the last complete block.
+struct QsaIndexerConfig {
+    uint32_t n_head = 0;                  // attention.indexer.head_count (query heads; one key head)
+    uint32_t head_dim = 0;                // attention.indexer.key_length
+    uint32_t top_k = 0;                   // attention.indexer.top_k: tokens (not blocks) kept
+    std::vector<uint32_t> compress_ratio; // attention.compress_ratios, per block (0: dense attention)
+    uint32_t ratio(uint32_t il) const { return il < compress_ratio.size() ? compress_ratio[il] : 0; }
+};
+
+// The per-layer n-gram embedding (qwen4exp's PLE): token-id n-grams hashed into rows of one table
+// (per_layer_token_embd), gated into every residual stream of one block. layer < 0: none.
+struct PleConfig {
+    int32_t layer = -1;                     // ple.layers[0] (0-based block)
+    uint32_t ngram_size = 0;                // ple.ngram_size: n-grams of 2 .. ngram_size tokens
+    uint32_t heads_per_ngram = 0;           // ple.heads_per_ngram
+    uint32_t conv_kernel = 0;               // ple.conv_kernel (its dilation is ngram_size)
+    uint32_t row_width = 0;                 // embedding_length_per_layer_input: floats per table row
+    int32_t eos_token = -1;                 // ple.eos_token_id: cuts the n-gram context
+    std::vector<uint64_t> multipliers;      // ple.layer_multipliers [ngram_size]
+    std::vector<uint64_t> head_offsets;     // ple.head_offsets [heads]: first table row of each head
+    std::vector<uint64_t> head_sizes;       // ple.head_vocab_sizes [heads]: each head's prime modulus
+    uint32_t n_heads() const { return ngram_size > 1 ? (ngram_size - 1) * heads_per_ngram : 0; }
+};
+
 struct ModelConfig {
     Arch arch = Arch::Llama;     // general.architecture (model/architecture.h)
     uint32_t n_layer = 0;
@@ -72,10 +98,23 @@ struct ModelConfig {
     uint32_t ssm_d_inner = 0;              // ssm.inner_size: all v heads together
     uint32_t full_attention_interval = 0;  // full_attention_interval (0: no recurrent layers)
     uint32_t n_ff_shared_expert = 0;       // expert_shared_feed_forward_length
-    // Layer il is a DeltaNet layer unless it is the interval-th one (llama.cpp's rule).
+    // Layer il is a DeltaNet layer unless it is the interval-th one (llama.cpp's rule), or, where
+    // the file marks each block (qwen4exp), unless the mark says attention.
     bool is_recurrent_layer(uint32_t il) const {
+        if (!attention_layers.empty()) return il < attention_layers.size() && attention_layers[il] == 0;
         return full_attention_interval > 0 && (il + 1) % full_attention_interval != 0;
     }
+    std::vector<uint8_t> attention_layers;  // per block, 1: attention (qwen4exp); empty: by the interval
+
+    // --- qwen4exp (read in model/arch/qwen4exp_keys.cpp) ---
+    // The hybrid stack above, with hc_count parallel residual streams (hyper-connections) mixed
+    // into each block's input and fed its output; QSA attention, whose lightning indexer picks
+    // the blocks of compress_ratio tokens a query sees; and one PLE block (an n-gram embedding).
+    uint32_t hc_count = 0;      // hyper_connection.count (0: the plain single residual stream)
+    uint32_t hc_lowrank = 0;    // hyper_connection.low_rank: width of the mixers' gate
+    QsaIndexerConfig indexer;
+    PleConfig ple;
+    uint32_t n_mtp_layers = 0;  // nextn_predict_layers: MTP blocks after the n_layer trunk blocks
 
     bool is_moe() const { return n_expert > 0; }
     std::string_view arch_name() const { return architecture(arch).name; }

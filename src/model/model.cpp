@@ -11,6 +11,7 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file) {
         case ArchFamily::GptOss: return load_gpt_oss(file, config);
         case ArchFamily::Deepseek2: return load_deepseek2(file, config);
         case ArchFamily::Hybrid: return load_qwen3next(file, config);
+        case ArchFamily::Qwen4Exp: return load_qwen4exp(file, config);
     }
     return Status::error("{}: no forward pass for architecture {}", file.path(), config.arch_name());
 }

@@ -140,5 +140,7 @@ Result<std::unique_ptr<Model>> load_deepseek2(const GgufFile& file, const ModelC
 Result<std::unique_ptr<Model>> load_gpt_oss(const GgufFile& file, const ModelConfig& config);
 // qwen3next and qwen35moe: hybrid gated DeltaNet / gated attention stacks (model/arch/qwen3next.cpp).
 Result<std::unique_ptr<Model>> load_qwen3next(const GgufFile& file, const ModelConfig& config);
+// qwen4exp: the hybrid on hyper-connected residual streams, with QSA and PLE (model/arch/qwen4exp.cpp).
+Result<std::unique_ptr<Model>> load_qwen4exp(const GgufFile& file, const ModelConfig& config);
 
 }  // namespace strata

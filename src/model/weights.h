@@ -32,6 +32,11 @@ public:
     // [n_embd, n_vocab] (token_embd itself when the embeddings are tied).
     void embedding_and_head(int64_t n_embd, int64_t n_vocab, Weight& token_embd, Weight& output_norm, Weight& output);
 
+    // Records a check of the caller's that failed (unless an earlier error is recorded).
+    void fail(std::string message) {
+        if (status_) status_ = Status::error_message(std::move(message));
+    }
+
     const Status& status() const { return status_; }
 
 private:

@@ -18,7 +18,8 @@ ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvCacheType 
     const auto row_bytes = [&](KvCacheType t) {
         return static_cast<uint64_t>(kv_row_bytes(t, cfg.kv_dim_k()) + kv_row_bytes(t, cfg.kv_dim_v()));
     };
-    const uint64_t row = row_bytes(type);
+    // qwen4exp's QSA layers also keep each token's raw indexer key, in f32 (KvCache::add_index_keys).
+    const uint64_t row = row_bytes(type) + uint64_t(cfg.indexer.head_dim) * kF32;
     m.kv_bytes_per_token = uint64_t(m.attention_layers) * row;
     m.kv_bytes = m.kv_bytes_per_token * static_cast<uint64_t>(std::max<int64_t>(n_ctx, 0));
     if (type == KvCacheType::Q8_0 && m.attention_layers > 0) {
@@ -31,6 +32,12 @@ ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvCacheType 
         const uint64_t conv = uint64_t(cfg.ssm_conv_kernel > 0 ? cfg.ssm_conv_kernel - 1 : 0) * conv_channels;
         const uint64_t ssm = uint64_t(cfg.ssm_d_state) * cfg.ssm_d_inner;
         m.recurrent_bytes = uint64_t(m.recurrent_layers) * (conv + ssm) * kF32;
+    }
+    // qwen4exp's PLE block: its dilated convolution's past inputs (over the hc·n_embd streams)
+    // and the token ids of its n-gram context (model/blocks/ple_block.h).
+    if (cfg.ple.layer >= static_cast<int32_t>(layer_begin) && cfg.ple.layer < static_cast<int64_t>(std::min(layer_end, cfg.n_layer))) {
+        const uint64_t past_rows = uint64_t(cfg.ple.conv_kernel - 1) * cfg.ple.ngram_size;
+        m.recurrent_bytes += past_rows * cfg.hc_count * cfg.n_embd * kF32 + uint64_t(cfg.ple.ngram_size - 1) * 4;
     }
     return m;
 }
@@ -56,6 +63,16 @@ uint64_t attention_floats_per_token(const ModelConfig& cfg) {
         // DeltaNet: mixed qkv and its convolved copy, z, beta and alpha, the core output.
         const uint64_t conv_channels = 2ull * cfg.ssm_n_group * cfg.ssm_d_state + cfg.ssm_d_inner;
         widest = std::max<uint64_t>(widest, 2 * conv_channels + 2 * cfg.ssm_d_inner + 2 * cfg.ssm_dt_rank);
+    }
+    if (cfg.hc_count > 0) {
+        // qwen4exp: the hc·n_embd streams of the residual, their normed copy and the mixer's gate
+        // (model/blocks/hyper_connection.h), and the QSA indexer's queries and key.
+        const uint64_t wide = uint64_t(cfg.hc_count) * cfg.n_embd;
+        widest += 3 * wide + cfg.hc_lowrank + uint64_t(cfg.indexer.n_head + 1) * cfg.indexer.head_dim;
+        if (cfg.ple.layer >= 0) {
+            // The PLE block's table rows and its key, query, gated, normed and convolved streams.
+            widest = std::max<uint64_t>(widest, 3 * wide + uint64_t(cfg.ple.n_heads()) * cfg.ple.row_width + 5 * wide);
+        }
     }
     return widest;
 }

@@ -70,7 +70,7 @@ TEST(KvCache, OnlyMaskedLayersGetRows) {
 class KvCacheOfModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KvCacheOfModel, AllocatesWhatThePlannerReserved) {
-    const std::string path = test::testdata_path("models/" + GetParam() + ".gguf");
+    const std::string path = test::model_fixture_stem(GetParam()) + ".gguf";
     STRATA_SKIP_IF_MISSING(path);
     auto file = GgufFile::open(path);
     ASSERT_TRUE(file);
@@ -98,7 +98,8 @@ TEST_P(KvCacheOfModel, AllocatesWhatThePlannerReserved) {
 
 INSTANTIATE_TEST_SUITE_P(Architectures, KvCacheOfModel,
                          ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "deepseek3", "gptoss", "qwen3next",
-                                           "qwen35moe"));
+                                           "qwen35moe", "project:qwen4exp"),
+                         [](const auto& param_info) { return test::model_fixture_label(param_info.param); });
 
 }  // namespace
 

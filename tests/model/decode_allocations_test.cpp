@@ -47,7 +47,7 @@ namespace {
 class DecodeAllocations : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DecodeAllocations, OneTokenStepsAllocateNothing) {
-    const std::string path = test::testdata_path("models/" + GetParam() + ".gguf");
+    const std::string path = test::model_fixture_stem(GetParam()) + ".gguf";
     STRATA_SKIP_IF_MISSING(path);
     auto file = GgufFile::open(path);
     ASSERT_TRUE(file) << file.status().message();
@@ -81,7 +81,8 @@ TEST_P(DecodeAllocations, OneTokenStepsAllocateNothing) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, DecodeAllocations,
                          ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "gptoss", "qwen3next", "qwen35moe",
-                                           "deepseek3"));
+                                           "deepseek3", "project:qwen4exp"),
+                         [](const auto& param_info) { return test::model_fixture_label(param_info.param); });
 
 }  // namespace
 }  // namespace strata

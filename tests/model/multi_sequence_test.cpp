@@ -130,7 +130,7 @@ void expect_same_logits(const std::vector<Sequence>& want, const std::vector<Seq
 class MultiSequence : public ::testing::TestWithParam<std::string> {};
 
 void check_fused_pass(const std::string& name, KvCacheType kv_type) {
-    const std::string path = test::testdata_path("models/" + name + ".gguf");
+    const std::string path = test::model_fixture_stem(name) + ".gguf";
     STRATA_SKIP_IF_MISSING(path);
     auto file = GgufFile::open(path);
     ASSERT_TRUE(file);
@@ -156,7 +156,7 @@ TEST_P(MultiSequence, FusedPassGivesEachSequenceItsOwnLogits) { check_fused_pass
 TEST_P(MultiSequence, FusedPassWithAnF16CacheToo) { check_fused_pass(GetParam(), KvCacheType::F16); }
 
 TEST_P(MultiSequence, DefaultPassLoopsOverTheSequences) {
-    const std::string path = test::testdata_path("models/" + GetParam() + ".gguf");
+    const std::string path = test::model_fixture_stem(GetParam()) + ".gguf";
     STRATA_SKIP_IF_MISSING(path);
     auto file = GgufFile::open(path);
     ASSERT_TRUE(file);
@@ -171,7 +171,8 @@ TEST_P(MultiSequence, DefaultPassLoopsOverTheSequences) {
 
 INSTANTIATE_TEST_SUITE_P(Architectures, MultiSequence,
                          ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "deepseek3", "gptoss", "qwen3next",
-                                           "qwen35moe"));
+                                           "qwen35moe", "project:qwen4exp"),
+                         [](const auto& param_info) { return test::model_fixture_label(param_info.param); });
 
 }  // namespace
 }  // namespace strata

@@ -17,12 +17,15 @@
 namespace strata {
 namespace {
 
+std::string fixture_stem(const std::string& name) { return test::model_fixture_stem(name); }
+std::string fixture_label(const ::testing::TestParamInfo<std::string>& info) { return test::model_fixture_label(info.param); }
+
 class ModelParity : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ModelParity, MatchesTransformersLogits) {
     const std::string name = GetParam();
-    const std::string model_path = test::testdata_path("models/" + name + ".gguf");
-    const std::string ref_path = test::testdata_path("models/" + name + ".ref.gguf");
+    const std::string model_path = fixture_stem(name) + ".gguf";
+    const std::string ref_path = fixture_stem(name) + ".ref.gguf";
     STRATA_SKIP_IF_MISSING(model_path);
     STRATA_SKIP_IF_MISSING(ref_path);
     ThreadPool pool(ThreadPool::Options{.threads = 2});
@@ -40,8 +43,8 @@ TEST_P(ModelParity, MatchesTransformersLogits) {
 // precision must keep every model in the same band.
 TEST_P(ModelParity, MatchesTransformersLogitsWithAnF16Cache) {
     const std::string name = GetParam();
-    const std::string model_path = test::testdata_path("models/" + name + ".gguf");
-    const std::string ref_path = test::testdata_path("models/" + name + ".ref.gguf");
+    const std::string model_path = fixture_stem(name) + ".gguf";
+    const std::string ref_path = fixture_stem(name) + ".ref.gguf";
     STRATA_SKIP_IF_MISSING(model_path);
     STRATA_SKIP_IF_MISSING(ref_path);
     ThreadPool pool(ThreadPool::Options{.threads = 2});
@@ -61,10 +64,13 @@ TEST_P(ModelParity, MatchesTransformersLogitsWithAnF16Cache) {
 
 // Every architecture of the fixtures: Llama family (llama, qwen3, qwen3moe, mixtral), deepseek2
 // (MLA, grouped sigmoid routing, shared experts), gpt-oss (sinks, sliding window, YaRN, clamped
-// SwiGLU) and the gated-DeltaNet hybrids (qwen3next, qwen35moe).
+// SwiGLU), the gated-DeltaNet hybrids (qwen3next, qwen35moe) and qwen4exp (hyper-connections,
+// QSA with block selection, PLE with an EOS inside the prompt: the project's own fixture, and
+// one in the outside test data when it has one).
 INSTANTIATE_TEST_SUITE_P(Architectures, ModelParity,
                          ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "deepseek3", "gptoss", "qwen3next",
-                                           "qwen35moe"));
+                                           "qwen35moe", "qwen4exp", "project:qwen4exp"),
+                         fixture_label);
 
 TEST(ModelLoad, UnsupportedArchitectureIsNamed) {
     test::ScratchDir dir;

@@ -1,6 +1,7 @@
 #include "support/testdata.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -42,6 +43,20 @@ std::vector<std::string> quant_vector_files() {
 std::string quant_vector_path(const std::string& type_name) {
     const std::string next = testdata_path("quant-next/" + type_name + ".gguf");
     return file_exists(next) ? next : testdata_path("quant/" + type_name + ".gguf");
+}
+
+std::string model_fixture_stem(const std::string& name) {
+    const std::string project = "project:";
+    if (name.rfind(project, 0) == 0) return std::string(STRATA_SOURCE_DIR) + "/tests/model/data/" + name.substr(project.size());
+    return testdata_path("models/" + name);
+}
+
+std::string model_fixture_label(const std::string& name) {
+    std::string label = name;
+    for (char& ch : label) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    }
+    return label;
 }
 
 }  // namespace strata::test

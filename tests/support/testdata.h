@@ -26,6 +26,12 @@ std::vector<std::string> quant_vector_files();
 // ...and the one of a type ("Q4_K"), wherever it is (the quant/ path when neither has it).
 std::string quant_vector_path(const std::string& type_name);
 
+// A model fixture's path without ".gguf" / ".ref.gguf": "llama" is models/llama of the outside
+// data; "project:qwen4exp" is one this project made (tests/model/data; tools/fixtures/PROVENANCE.md).
+std::string model_fixture_stem(const std::string& name);
+// The name as a test label ("project:qwen4exp" → "project_qwen4exp").
+std::string model_fixture_label(const std::string& name);
+
 }  // namespace strata::test
 
 #define STRATA_SKIP_IF_MISSING(path)                                              \

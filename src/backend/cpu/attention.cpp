@@ -27,39 +27,39 @@ public:
              const F32RowKernels& f32, const F16RowKernels& f16, const Q8RowKernels& q8)
         : base_(layer_rows), row_dim_(row_dim), offset_(offset), head_dim_(head_dim), type_(type), f32_(f32), f16_(f16), q8_(q8) {}
 
-    // scores[j] = (q · row j) · scale for j in [j0, j1).
+    // scores[j - j0] = (q · row j) · scale for j in [j0, j1).
     void dots(const float* q, int64_t j0, int64_t j1, float scale, float* scores) const {
         if (type_ == KvCacheType::F16) {
-            f16_.dots(q, half_row(j0), row_dim_, j1 - j0, head_dim_, scale, scores + j0);
+            f16_.dots(q, half_row(j0), row_dim_, j1 - j0, head_dim_, scale, scores);
             return;
         }
         if (type_ == KvCacheType::Q8_0) {
-            q8_.dots(q, q8_row(j0), q8_row_bytes(), j1 - j0, head_dim_, scale, scores + j0);
+            q8_.dots(q, q8_row(j0), q8_row_bytes(), j1 - j0, head_dim_, scale, scores);
             return;
         }
-        f32_.dots(q, float_row(j0), row_dim_, j1 - j0, head_dim_, scale, scores + j0);
+        f32_.dots(q, float_row(j0), row_dim_, j1 - j0, head_dim_, scale, scores);
     }
     // dots() for `heads` query heads (q_h = q + h · q_stride) into scores + h · scores_stride. The
     // q8_0 kernel takes four heads at once, dequantizing each row once for them.
     void dots_heads(const float* q, int64_t q_stride, int64_t heads, int64_t j0, int64_t j1, float scale, float* scores,
                     int64_t scores_stride) const {
         if (type_ == KvCacheType::Q8_0) {
-            q8_.dots_heads(q, q_stride, heads, q8_row(j0), q8_row_bytes(), j1 - j0, head_dim_, scale, scores + j0, scores_stride);
+            q8_.dots_heads(q, q_stride, heads, q8_row(j0), q8_row_bytes(), j1 - j0, head_dim_, scale, scores, scores_stride);
             return;
         }
         for (int64_t h = 0; h < heads; ++h) dots(q + h * q_stride, j0, j1, scale, scores + h * scores_stride);
     }
-    // out += (weights[j] · inv) · row j for j in [j0, j1).
+    // out += (weights[j - j0] · inv) · row j for j in [j0, j1).
     void accumulate(const float* weights, float inv, int64_t j0, int64_t j1, float* out) const {
         if (type_ == KvCacheType::F16) {
-            f16_.accumulate(weights + j0, inv, half_row(j0), row_dim_, j1 - j0, head_dim_, out);
+            f16_.accumulate(weights, inv, half_row(j0), row_dim_, j1 - j0, head_dim_, out);
             return;
         }
         if (type_ == KvCacheType::Q8_0) {
-            q8_.accumulate(weights + j0, inv, q8_row(j0), q8_row_bytes(), j1 - j0, head_dim_, out);
+            q8_.accumulate(weights, inv, q8_row(j0), q8_row_bytes(), j1 - j0, head_dim_, out);
             return;
         }
-        f32_.accumulate(weights + j0, inv, float_row(j0), row_dim_, j1 - j0, head_dim_, out);
+        f32_.accumulate(weights, inv, float_row(j0), row_dim_, j1 - j0, head_dim_, out);
     }
 
 private:
@@ -156,12 +156,26 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
                 const int64_t t = w / items_per_token, h0 = (w % items_per_token) * heads, kvh = h0 / group;
                 const int64_t n_kv = pos0 + t + 1;  // causal: this token sees positions <= its own
                 const int64_t j0 = p.sliding_window > 0 ? std::max<int64_t>(0, n_kv - p.sliding_window) : 0;
+                // The positions it reads, as ranges: [j0, n_kv), unless a selection names them.
+                const KeyRange causal{j0, n_kv};
+                const KeyRange* ranges = &causal;
+                int64_t n_ranges = 1;
+                if (p.selection != nullptr) {
+                    ranges = p.selection->ranges + p.selection->offsets[t];
+                    n_ranges = p.selection->offsets[t + 1] - p.selection->offsets[t];
+                }
                 const HeadRows keys(key_rows, kv.k_dim(), kvh * p.head_dim_k, p.head_dim_k, kv.type(), f32, f16, q8);
                 const HeadRows values(value_rows, kv.v_dim(), kvh * p.head_dim_v, p.head_dim_v, kv.type(), f32, f16, q8);
+                // A head's scores sit packed, range after range: score c is the c-th position read.
                 const auto head_scores = [&](int64_t i) { return scores + i * n_kv_max; };
-                for (int64_t b = j0; b < n_kv; b += key_block) {
-                    keys.dots_heads(q + (t * p.n_head + h0) * p.head_dim_k, p.head_dim_k, heads, b, std::min(n_kv, b + key_block),
-                                    p.scale, head_scores(0), n_kv_max);
+                int64_t n_read = 0;
+                for (int64_t r = 0; r < n_ranges; ++r) {
+                    for (int64_t b = ranges[r].begin; b < ranges[r].end; b += key_block) {
+                        const int64_t b1 = std::min(ranges[r].end, b + key_block);
+                        keys.dots_heads(q + (t * p.n_head + h0) * p.head_dim_k, p.head_dim_k, heads, b, b1, p.scale,
+                                        head_scores(0) + n_read, n_kv_max);
+                        n_read += b1 - b;
+                    }
                 }
                 for (int64_t i = 0; i < heads; ++i) {
                     const int64_t h = h0 + i;
@@ -169,16 +183,21 @@ void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_t
                     // A sink takes part in the normalization as one more logit, so with it the
                     // kept weights sum to less than one.
                     const float sink = p.sinks ? p.sinks[h] : -INFINITY;
-                    const float max = softmax.max(sc + j0, n_kv - j0, sink);
-                    const float sum = (p.sinks ? std::exp(sink - max) : 0.0f) + softmax.weights(sc + j0, n_kv - j0, max, negligible);
+                    const float max = softmax.max(sc, n_read, sink);
+                    const float sum = (p.sinks ? std::exp(sink - max) : 0.0f) + softmax.weights(sc, n_read, max, negligible);
                     inv_sum[i] = 1.0f / sum;
                     float* o = out + (t * p.n_head + h) * p.head_dim_v;
                     std::fill(o, o + p.head_dim_v, 0.0f);
                 }
-                for (int64_t b = j0; b < n_kv; b += value_block) {
-                    for (int64_t i = 0; i < heads; ++i) {
-                        float* o = out + (t * p.n_head + h0 + i) * p.head_dim_v;
-                        values.accumulate(head_scores(i), inv_sum[i], b, std::min(n_kv, b + value_block), o);
+                int64_t done = 0;  // positions accumulated so far: the packed scores' index
+                for (int64_t r = 0; r < n_ranges; ++r) {
+                    for (int64_t b = ranges[r].begin; b < ranges[r].end; b += value_block) {
+                        const int64_t b1 = std::min(ranges[r].end, b + value_block);
+                        for (int64_t i = 0; i < heads; ++i) {
+                            float* o = out + (t * p.n_head + h0 + i) * p.head_dim_v;
+                            values.accumulate(head_scores(i) + done, inv_sum[i], b, b1, o);
+                        }
+                        done += b1 - b;
                     }
                 }
             }

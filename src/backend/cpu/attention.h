@@ -13,6 +13,19 @@
 
 namespace strata {
 
+// Key positions [begin, end) of the cache.
+struct KeyRange {
+    int64_t begin = 0;
+    int64_t end = 0;
+};
+// The keys each query of a call reads when it does not read all it could (QSA's indexer,
+// model/blocks/qsa_indexer.h): query t of the call reads ranges[offsets[t] .. offsets[t + 1]),
+// ascending, disjoint, within its causal window.
+struct KeySelection {
+    const int64_t* offsets = nullptr;  // n_tokens + 1
+    const KeyRange* ranges = nullptr;
+};
+
 struct AttentionParams {
     int64_t n_head = 0;
     int64_t n_head_kv = 0;
@@ -22,6 +35,7 @@ struct AttentionParams {
     // Optional, for gpt-oss; the defaults give plain causal attention.
     const float* sinks = nullptr;  // [n_head] a per-head logit that joins each softmax and adds no value
     int64_t sliding_window = 0;    // > 0: a query at position p sees only keys p - window + 1 .. p
+    const KeySelection* selection = nullptr;  // set: each query reads only its ranges (no sliding window)
 };
 
 void cpu_attention(const float* q, const KvCache& kv, int64_t layer, int64_t n_tokens, int64_t pos0,

@@ -45,6 +45,23 @@ void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n
     ctx.pool().parallel_for(n_rows, [&](int64_t r0, int64_t r1, int) { rms_norm_rows(x, weight, r0, r1, n, eps, out); });
 }
 
+void cpu_grouped_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n_groups, int64_t n, float eps,
+                          float* out, CpuContext& ctx) {
+    CpuOpScope profile_scope("rms_norm");
+    // Row r, group g is norm row r·n_groups + g with the weight's g-th part: the plain norm's
+    // arithmetic, group by group.
+    const auto rows = [&](int64_t r0, int64_t r1, int) {
+        for (int64_t r = r0; r < r1; ++r) {
+            for (int64_t g = 0; g < n_groups; ++g) {
+                const int64_t at = (r * n_groups + g) * n;
+                rms_norm_rows(x + at, weight + g * n, 0, 1, n, eps, out + at);
+            }
+        }
+    };
+    if (n_rows * n_groups * n < kParallelRowValues || ctx.pool().size() == 1) return rows(0, n_rows, 0);
+    ctx.pool().parallel_for(n_rows, rows);
+}
+
 namespace {
 
 // Rotates the first rope_dims of each of n_head heads of one token's row by the angles whose

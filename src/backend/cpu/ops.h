@@ -20,6 +20,12 @@ void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n
 // would cost more than the work. Call from the forward's thread, not from inside a pool task.
 void cpu_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n, float eps, float* out, CpuContext& ctx);
 
+// RMS norm per group: each row holds n_groups groups of n values, each normalized over its own n
+// values, then multiplied by the row-wide weight (n_groups · n values). qwen4exp's hyper-connection
+// and PLE norms, over the residual streams of a token.
+void cpu_grouped_rms_norm(const float* x, const float* weight, int64_t n_rows, int64_t n_groups, int64_t n, float eps,
+                          float* out, CpuContext& ctx);
+
 struct RopeParams {
     RopeStyle style = RopeStyle::Normal;
     int64_t head_dim = 0;   // stride between heads

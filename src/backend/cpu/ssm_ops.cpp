@@ -81,7 +81,7 @@ void cpu_gated_delta_step(float* state, const float* q, const float* k, const fl
 }
 
 void cpu_gated_rms_norm(const float* x, const float* z, const float* weight, int64_t n_rows, int64_t n, float eps,
-                        float* out) {
+                        float* out, NormGate gate) {
     for (int64_t r = 0; r < n_rows; ++r) {
         const float* xr = x + r * n;
         const float* zr = z + r * n;
@@ -89,7 +89,11 @@ void cpu_gated_rms_norm(const float* x, const float* z, const float* weight, int
         double sum = 0.0;
         for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(xr[i]) * xr[i];
         const float scale = static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(n) + eps));
-        for (int64_t i = 0; i < n; ++i) o[i] = xr[i] * scale * weight[i] * silu(zr[i]);
+        if (gate == NormGate::Sigmoid) {
+            for (int64_t i = 0; i < n; ++i) o[i] = xr[i] * scale * weight[i] * (1.0f / (1.0f + std::exp(-zr[i])));
+        } else {
+            for (int64_t i = 0; i < n; ++i) o[i] = xr[i] * scale * weight[i] * silu(zr[i]);
+        }
     }
 }
 

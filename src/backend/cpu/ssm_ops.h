@@ -31,9 +31,13 @@ void cpu_l2_norm(float* x, int64_t n_rows, int64_t n, float eps);
 void cpu_gated_delta_step(float* state, const float* q, const float* k, const float* v, float g, float beta,
                           int64_t d_k, int64_t d_v, float* out);
 
-// Per row of n: out = x / sqrt(mean(x²) + eps) · weight · silu(z)   (out may alias x)
+// How the gated norm turns the gate z into a factor: silu(z) (Qwen3-Next, Qwen3.5) or sigmoid(z)
+// (qwen4exp's `output_gate_type="sigmoid"`).
+enum class NormGate { Silu, Sigmoid };
+
+// Per row of n: out = x / sqrt(mean(x²) + eps) · weight · gate(z)   (out may alias x)
 void cpu_gated_rms_norm(const float* x, const float* z, const float* weight, int64_t n_rows, int64_t n, float eps,
-                        float* out);
+                        float* out, NormGate gate = NormGate::Silu);
 
 // PyTorch's softplus (beta 1, threshold 20): x above the threshold is returned as is.
 float softplus(float x);

@@ -25,30 +25,16 @@ namespace strata {
 
 namespace {
 
-// Scratch slots of the shared expert (after those of the mixer blocks).
-constexpr int kSharedNormed = hybrid_slots::kV + 1, kSharedGate = kSharedNormed + 1, kSharedUp = kSharedNormed + 2;
-constexpr int kSharedOut = kSharedNormed + 3, kSharedScale = kSharedNormed + 4;
+// Scratch slot of the shared expert's normalized input (after those of the mixer blocks).
+constexpr int kSharedNormed = hybrid_slots::kV + 1;
 
-// x += sigmoid(h · gate_inp) · down(silu(gate h) · up h), h = norm(x). Run before the routed
-// experts so both read the same x (HF adds both to the residual of the same layer input).
-void shared_expert(const SharedExpertWeights& w, const Weight& norm, const ModelConfig& cfg, const float* x, float* acc,
+// The shared expert's output, before the routed experts add to x: HF adds both to the residual
+// of the same layer input.
+void shared_expert(const SharedExpertWeights& w, const Weight& norm, const ModelConfig& cfg, const float* x, float* out,
                    int64_t n, CpuContext& ctx) {
-    const int64_t e = cfg.n_embd, ff = w.gate.ne[1];
-    float* h = ctx.scratch_floats(kSharedNormed, static_cast<size_t>(n * e));
-    cpu_rms_norm(x, norm.f32(), n, e, cfg.rms_eps, h, ctx);
-    float* gate = ctx.scratch_floats(kSharedGate, static_cast<size_t>(n * ff));
-    float* up = ctx.scratch_floats(kSharedUp, static_cast<size_t>(n * ff));
-    float* scale = ctx.scratch_floats(kSharedScale, static_cast<size_t>(n));
-    cpu_matmul(w.gate, 0, h, n, gate, ctx);
-    cpu_matmul(w.up, 0, h, n, up, ctx);
-    cpu_matmul(w.gate_inp, 0, h, n, scale, ctx);
-    cpu_swiglu(gate, up, n * ff);
-    float* out = ctx.scratch_floats(kSharedOut, static_cast<size_t>(n * e));
-    cpu_matmul(w.down, 0, gate, n, out, ctx);
-    for (int64_t t = 0; t < n; ++t) {
-        const float s = 1.0f / (1.0f + std::exp(-scale[t]));
-        for (int64_t d = 0; d < e; ++d) acc[t * e + d] = s * out[t * e + d];
-    }
+    float* h = ctx.scratch_floats(kSharedNormed, static_cast<size_t>(n * cfg.n_embd));
+    cpu_rms_norm(x, norm.f32(), n, cfg.n_embd, cfg.rms_eps, h, ctx);
+    shared_expert_ffn(w, cfg, h, n, out, ctx);
 }
 
 class Qwen3Next final : public FusedStepModel {

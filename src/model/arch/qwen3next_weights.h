@@ -7,6 +7,7 @@
 //   STRATA_TRY(load_hybrid_weights(gguf, cfg, w));
 //   w.layers[0].recurrent ? w.layers[0].delta.wqkv : w.layers[0].attn.wq   // views into the mapped file
 
+#include <string>
 #include <vector>
 
 #include "core/status.h"
@@ -14,14 +15,9 @@
 #include "model/blocks/blocks.h"
 #include "model/blocks/gated_delta_net_block.h"
 #include "model/config.h"
+#include "model/weights.h"
 
 namespace strata {
-
-struct SharedExpertWeights {
-    Weight gate, up;   // ffn_gate_shexp, ffn_up_shexp [n_embd, n_ff_shared]
-    Weight down;       // ffn_down_shexp [n_ff_shared, n_embd]
-    Weight gate_inp;   // ffn_gate_inp_shexp [n_embd]: the shared expert's scalar gate
-};
 
 struct HybridLayer {
     bool recurrent = false;
@@ -39,5 +35,15 @@ struct HybridWeights {
 };
 
 Status load_hybrid_weights(const GgufFile& file, const ModelConfig& config, HybridWeights& out);
+
+// The parts qwen4exp shares (model/arch/qwen4exp_weights.cpp): each block's mixer and MoE tensors
+// without their norms, and the shapes the recipe needs.
+Status check_hybrid_shapes(const GgufFile& file, const ModelConfig& config);
+void load_gated_delta_net_weights(WeightLoader& w, const std::string& block, const ModelConfig& config,
+                                  bool fused_beta_alpha, GatedDeltaNetWeights& out);
+void load_gated_attention_weights(WeightLoader& w, const std::string& block, const ModelConfig& config,
+                                  GatedAttentionWeights& out);
+void load_moe_with_shared_expert(WeightLoader& w, const std::string& block, const ModelConfig& config,
+                                 MoeFfnWeights& moe, SharedExpertWeights& shared);
 
 }  // namespace strata

@@ -40,6 +40,20 @@ const Batch& StepBatch::gather(std::span<const SequenceStep> steps, MoeExpertSou
 
 void StepBatch::write_logits(const float* x, const Weight& output_norm, const Weight& output, const ModelConfig& cfg,
                              int normed_slot, CpuContext& ctx) {
+    // One pointer captured: the std::function keeps it without allocating (decode steps allocate nothing).
+    struct Norm {
+        const Weight& weight;
+        const ModelConfig& cfg;
+        CpuContext& ctx;
+    } norm{output_norm, cfg, ctx};
+    const HeadInput final_norm = [&norm](const float* rows, int64_t count, float* out) {
+        cpu_rms_norm(rows, norm.weight.f32(), count, norm.cfg.n_embd, norm.cfg.rms_eps, out, norm.ctx);
+    };
+    write_logits(x, cfg.n_embd, final_norm, output, cfg, normed_slot, ctx);
+}
+
+void StepBatch::write_logits(const float* x, int64_t row_floats, const HeadInput& head_input, const Weight& output,
+                             const ModelConfig& cfg, int normed_slot, CpuContext& ctx) {
     const int64_t e = cfg.n_embd, n_vocab = cfg.n_vocab;
     int64_t rows = 0;
     for (size_t i = 0; i < steps_.size(); ++i) rows += wanted_rows(steps_[i], sequences_[i]).count;
@@ -50,7 +64,7 @@ void StepBatch::write_logits(const float* x, const Weight& output_norm, const We
     int64_t at = 0;
     for (size_t i = 0; i < steps_.size(); ++i) {
         const WantedRows w = wanted_rows(steps_[i], sequences_[i]);
-        cpu_rms_norm(x + w.first * e, output_norm.f32(), w.count, e, cfg.rms_eps, normed + at * e, ctx);
+        head_input(x + w.first * row_floats, w.count, normed + at * e);
         at += w.count;
     }
     if (steps_.size() == 1) {

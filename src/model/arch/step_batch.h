@@ -10,6 +10,7 @@
 //   cpu_get_rows(token_embd, b.tokens, b.n_tokens, x);  ... blocks over b ...
 //   gathered_.write_logits(x, output_norm, output, cfg, block_slots::kNormed, ctx);
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -27,6 +28,12 @@ public:
     // x: the final residual stream of the gathered rows. Steps with null logits get none.
     void write_logits(const float* x, const Weight& output_norm, const Weight& output, const ModelConfig& cfg,
                       int normed_slot, CpuContext& ctx);
+    // The same where the head's input is made otherwise than by a final norm (qwen4exp: the final
+    // hyper-connection mixer over the row's streams): x holds rows of row_floats, and
+    // head_input(rows, count, out) writes count rows of n_embd.
+    using HeadInput = std::function<void(const float* rows, int64_t count, float* out)>;
+    void write_logits(const float* x, int64_t row_floats, const HeadInput& head_input, const Weight& output,
+                      const ModelConfig& cfg, int normed_slot, CpuContext& ctx);
 
 private:
     std::span<const SequenceStep> steps_;

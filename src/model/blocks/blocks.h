@@ -96,13 +96,29 @@ void attention_block(const AttentionWeights& w, const ModelConfig& cfg, float* x
                      CpuContext& ctx);
 void dense_ffn_block(const DenseFfnWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, CpuContext& ctx);
 void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, CpuContext& ctx);
+// The MoE alone, on an input h that is already normalized: acc += Σ routed experts(h) (softmax
+// top-k routing; w.norm unused).
+void moe_ffn(const MoeFfnWeights& w, const ModelConfig& cfg, const float* h, const Batch& batch, CpuContext& ctx,
+             float* acc);
+
+// The shared expert of the Qwen MoE hybrids: SwiGLU scaled by a sigmoid gate of its own input.
+struct SharedExpertWeights {
+    Weight gate, up;   // ffn_gate_shexp, ffn_up_shexp [n_embd, n_ff_shared]
+    Weight down;       // ffn_down_shexp [n_ff_shared, n_embd]
+    Weight gate_inp;   // ffn_gate_inp_shexp [n_embd]: the shared expert's scalar gate
+};
+// out = sigmoid(gate_inp · h) · down(silu(gate h) · up h), n rows of n_embd (h already normalized).
+void shared_expert_ffn(const SharedExpertWeights& w, const ModelConfig& cfg, const float* h, int64_t n, float* out,
+                       CpuContext& ctx);
 
 // The attention step every attention block shares, per sequence of the batch: row t's key
 // (k + t·k_stride, kv.k_dim() floats) and value (v + t·v_stride, kv.v_dim() floats) go into its
 // sequence's cache at its position, then each sequence's queries (rows of n_head·head_dim_k,
 // already roped) attend causally over its own cache into out (rows of n_head·head_dim_v).
+// `selections`, when given, holds one KeySelection per sequence (QSA): its queries read only those keys.
 void store_and_attend(const Batch& batch, int64_t layer, const float* k, int64_t k_stride, const float* v,
-                      int64_t v_stride, const float* q, const AttentionParams& p, float* out, CpuContext& ctx);
+                      int64_t v_stride, const float* q, const AttentionParams& p, float* out, CpuContext& ctx,
+                      std::span<const KeySelection> selections = {});
 
 // Scratch slots the blocks use (CpuContext::kFirstFreeSlot and up).
 namespace block_slots {
@@ -110,6 +126,8 @@ constexpr int kNormed = CpuContext::kFirstFreeSlot;
 constexpr int kQ = kNormed + 1, kK = kNormed + 2, kV = kNormed + 3, kAttnOut = kNormed + 4, kProj = kNormed + 5;
 constexpr int kGate = kNormed + 6, kUp = kNormed + 7;
 constexpr int kRouter = kNormed + 8, kExpertOut = kNormed + 9;
+// (kExpertOut + 1 .. + 5: the MLA block's, mla_attention_block.cpp)
+constexpr int kSharedGate = kNormed + 15, kSharedUp = kNormed + 16, kSharedScale = kNormed + 17;
 }  // namespace block_slots
 
 }  // namespace strata

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -44,9 +45,16 @@ MoeStepScratch& moe_step_scratch() {
 
 void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, const Batch& batch, CpuContext& ctx) {
     using namespace block_slots;
-    const int64_t n = batch.n_tokens, e = cfg.n_embd, n_exp = cfg.n_expert, k = cfg.n_expert_used;
+    const int64_t n = batch.n_tokens, e = cfg.n_embd;
     float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
     cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h, ctx);
+    moe_ffn(w, cfg, h, batch, ctx, x);
+}
+
+void moe_ffn(const MoeFfnWeights& w, const ModelConfig& cfg, const float* h, const Batch& batch, CpuContext& ctx,
+             float* acc) {
+    using namespace block_slots;
+    const int64_t n = batch.n_tokens, e = cfg.n_embd, n_exp = cfg.n_expert, k = cfg.n_expert_used;
 
     float* logits = ctx.scratch_floats(kRouter, static_cast<size_t>(n * n_exp));
     cpu_matmul(w.router, 0, h, n, logits, ctx);
@@ -73,7 +81,25 @@ void moe_ffn_block(const MoeFfnWeights& w, const ModelConfig& cfg, float* x, con
         }
     }
     const RoutedExpertWeights experts{w.gate_exps, w.up_exps, w.down_exps, {}, {}, {}};
-    apply_routed_experts(experts, ExpertActivation::SwiGlu, h, n, e, by_expert, x, ctx, batch.expert_source);
+    apply_routed_experts(experts, ExpertActivation::SwiGlu, h, n, e, by_expert, acc, ctx, batch.expert_source);
+}
+
+void shared_expert_ffn(const SharedExpertWeights& w, const ModelConfig& cfg, const float* h, int64_t n, float* out,
+                       CpuContext& ctx) {
+    using namespace block_slots;
+    const int64_t e = cfg.n_embd, ff = w.gate.ne[1];
+    float* gate = ctx.scratch_floats(kSharedGate, static_cast<size_t>(n * ff));
+    float* up = ctx.scratch_floats(kSharedUp, static_cast<size_t>(n * ff));
+    float* scale = ctx.scratch_floats(kSharedScale, static_cast<size_t>(n));
+    cpu_matmul(w.gate, 0, h, n, gate, ctx);
+    cpu_matmul(w.up, 0, h, n, up, ctx);
+    cpu_matmul(w.gate_inp, 0, h, n, scale, ctx);
+    cpu_swiglu(gate, up, n * ff);
+    cpu_matmul(w.down, 0, gate, n, out, ctx);
+    for (int64_t t = 0; t < n; ++t) {
+        const float s = 1.0f / (1.0f + std::exp(-scale[t]));
+        for (int64_t d = 0; d < e; ++d) out[t * e + d] *= s;
+    }
 }
 
 }  // namespace strata

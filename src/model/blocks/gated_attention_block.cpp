@@ -5,7 +5,8 @@
 //
 // Qwen3.5's interleaved M-RoPE sections (rope.dimension_sections) give each rotated pair the
 // temporal, height or width position; for text all three are the token's position, so it is
-// the plain rope applied here.
+// the plain rope applied here. qwen4exp's QSA layers are this attention with an indexer choosing
+// the keys each query reads (model/blocks/qsa_indexer.h).
 #include <algorithm>
 #include <cmath>
 
@@ -19,11 +20,19 @@ namespace strata {
 void gated_attention_block(const GatedAttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch,
                            int64_t layer, CpuContext& ctx) {
     using namespace hybrid_slots;
-    const int64_t n = batch.n_tokens, e = cfg.n_embd, hd = cfg.head_dim_k;
-    const int64_t n_head = cfg.n_head, q_dim = cfg.q_dim(), k_dim = cfg.kv_dim_k(), v_dim = cfg.kv_dim_v();
-
+    const int64_t n = batch.n_tokens, e = cfg.n_embd;
     float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
     cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h, ctx);
+    float* proj = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
+    gated_attention(w, cfg, h, batch, layer, ctx, proj);
+    cpu_add(x, proj, n * e);
+}
+
+void gated_attention(const GatedAttentionWeights& w, const ModelConfig& cfg, const float* h, const Batch& batch,
+                     int64_t layer, CpuContext& ctx, float* out) {
+    using namespace hybrid_slots;
+    const int64_t n = batch.n_tokens, hd = cfg.head_dim_k;
+    const int64_t n_head = cfg.n_head, q_dim = cfg.q_dim(), k_dim = cfg.kv_dim_k(), v_dim = cfg.kv_dim_v();
 
     float* qg = ctx.scratch_floats(kMixed, static_cast<size_t>(n * 2 * q_dim));
     float* k = ctx.scratch_floats(kK, static_cast<size_t>(n * k_dim));
@@ -52,12 +61,16 @@ void gated_attention_block(const GatedAttentionWeights& w, const ModelConfig& cf
     ap.head_dim_k = hd;
     ap.head_dim_v = cfg.head_dim_v;
     ap.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    store_and_attend(batch, layer, k, k_dim, v, v_dim, q, ap, attn, ctx);
+    if (w.indexer && cfg.indexer.ratio(static_cast<uint32_t>(layer)) > 0) {
+        thread_local QsaSelections selections;
+        qsa_select(w.indexer, cfg, h, batch, layer, ctx, selections);
+        store_and_attend(batch, layer, k, k_dim, v, v_dim, q, ap, attn, ctx, selections.per_sequence());
+    } else {
+        store_and_attend(batch, layer, k, k_dim, v, v_dim, q, ap, attn, ctx);
+    }
 
     for (int64_t i = 0; i < n * q_dim; ++i) attn[i] *= 1.0f / (1.0f + std::exp(-gate[i]));
-    float* proj = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
-    cpu_matmul(w.wo, 0, attn, n, proj, ctx);
-    cpu_add(x, proj, n * e);
+    cpu_matmul(w.wo, 0, attn, n, out, ctx);
 }
 
 }  // namespace strata

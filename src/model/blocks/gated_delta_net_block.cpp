@@ -3,7 +3,7 @@
 //   q, k = l2norm(q), l2norm(k);  q /= sqrt(d_k)
 //   beta = sigmoid(b);  g = −exp(A_log) · softplus(a + dt_bias)
 //   per v head: S ← e^g S;  S += k (beta (v − Sᵀk))ᵀ;  o = Sᵀq     (the gated delta rule)
-//   x += W_out (rmsnorm(o) · w · silu(z))
+//   x += W_out (rmsnorm(o) · w · silu(z))      (qwen4exp: sigmoid(z))
 // The recurrence is stepped token by token inside a batch (no chunked prefill yet), so a batch
 // and the same tokens one at a time compute the same sums. A batch of several sequences steps
 // each sequence's own conv history and state over its own rows.
@@ -26,6 +26,17 @@ void gated_delta_net_block(const GatedDeltaNetWeights& w, const ModelConfig& cfg
                            int64_t layer, CpuContext& ctx) {
     using namespace hybrid_slots;
     const int64_t n = batch.n_tokens, e = cfg.n_embd;
+    float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
+    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h, ctx);
+    float* proj = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
+    gated_delta_net(w, cfg, h, batch, layer, ctx, proj);
+    cpu_add(x, proj, n * e);
+}
+
+void gated_delta_net(const GatedDeltaNetWeights& w, const ModelConfig& cfg, const float* h, const Batch& batch,
+                     int64_t layer, CpuContext& ctx, float* out) {
+    using namespace hybrid_slots;
+    const int64_t n = batch.n_tokens;
     const int64_t n_k = cfg.ssm_n_group, n_v = cfg.ssm_dt_rank, r = n_v / n_k;
     const int64_t d_k = cfg.ssm_d_state, d_v = cfg.ssm_d_inner / cfg.ssm_dt_rank;
     const int64_t key_dim = n_k * d_k, value_dim = n_v * d_v, conv_ch = 2 * key_dim + value_dim;
@@ -33,9 +44,6 @@ void gated_delta_net_block(const GatedDeltaNetWeights& w, const ModelConfig& cfg
     for (const BatchSequence& s : batch.sequences) {
         STRATA_CHECK(s.state && s.state->has_layer(layer), "gated DeltaNet layer without a recurrent state");
     }
-
-    float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h, ctx);
 
     float* mixed = ctx.scratch_floats(kMixed, static_cast<size_t>(n * conv_ch));
     float* z = ctx.scratch_floats(kZ, static_cast<size_t>(n * value_dim));
@@ -102,10 +110,8 @@ void gated_delta_net_block(const GatedDeltaNetWeights& w, const ModelConfig& cfg
         }
     });
 
-    cpu_gated_rms_norm(core, z, w.ssm_norm.f32(), n * n_v, d_v, cfg.rms_eps, core);
-    float* proj = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
-    cpu_matmul(w.wout, 0, core, n, proj, ctx);
-    cpu_add(x, proj, n * e);
+    cpu_gated_rms_norm(core, z, w.ssm_norm.f32(), n * n_v, d_v, cfg.rms_eps, core, w.output_gate);
+    cpu_matmul(w.wout, 0, core, n, out, ctx);
 }
 
 }  // namespace strata

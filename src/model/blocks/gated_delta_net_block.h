@@ -11,7 +11,9 @@
 #include "backend/cpu/cpu_context.h"
 #include "kv/kv_cache.h"
 #include "kv/recurrent_state.h"
+#include "backend/cpu/ssm_ops.h"
 #include "model/blocks/blocks.h"
+#include "model/blocks/qsa_indexer.h"
 #include "model/config.h"
 #include "model/weights.h"
 
@@ -37,12 +39,17 @@ struct GatedDeltaNetWeights {
     Weight ssm_norm;        // ssm_norm [d_v] F32: the gated RMS norm's weight (not zero-centred)
     Weight wout;            // ssm_out [value_dim, n_embd]
     VHeadOrder v_order = VHeadOrder::Grouped;
+    NormGate output_gate = NormGate::Silu;  // qwen4exp: sigmoid
 };
 
 // x += DeltaNet(norm(x)); folds each sequence's rows into the layer's conv and delta-rule state
 // of that sequence (batch.sequences[i].state).
 void gated_delta_net_block(const GatedDeltaNetWeights& w, const ModelConfig& cfg, float* x, const Batch& batch,
                            int64_t layer, CpuContext& ctx);
+// The mixer alone: out = DeltaNet(h) for an input h that is already normalized (n_tokens rows of
+// n_embd each; qwen4exp's hyper-connections give it), the state stepped as above. w.norm unused.
+void gated_delta_net(const GatedDeltaNetWeights& w, const ModelConfig& cfg, const float* h, const Batch& batch,
+                     int64_t layer, CpuContext& ctx, float* out);
 
 struct GatedAttentionWeights {
     Weight norm;            // attn_norm [n_embd]
@@ -50,11 +57,17 @@ struct GatedAttentionWeights {
     Weight wk, wv;          // attn_k, attn_v [n_embd, n_head_kv·hd]
     Weight q_norm, k_norm;  // attn_q_norm, attn_k_norm [hd] (the converter added the 1 of HF's 1 + w)
     Weight wo;              // attn_output [n_head·hd, n_embd]
+    QsaIndexerWeights indexer;  // qwen4exp's QSA layers; empty elsewhere (dense causal attention)
 };
 
 // x += wo(attention(q, k, v) · sigmoid(gate)), with q/k RMS norms and partial NEOX rope.
 void gated_attention_block(const GatedAttentionWeights& w, const ModelConfig& cfg, float* x, const Batch& batch,
                            int64_t layer, CpuContext& ctx);
+// The mixer alone, on an already normalized h: out = wo(attention · sigmoid(gate)). With
+// w.indexer set (qwen4exp's QSA, model/blocks/qsa_indexer.h) each query attends only to the
+// key blocks the indexer picks for it.
+void gated_attention(const GatedAttentionWeights& w, const ModelConfig& cfg, const float* h, const Batch& batch,
+                     int64_t layer, CpuContext& ctx, float* out);
 
 // Scratch slots of these blocks: above those of blocks.h and of the other architectures' blocks.
 namespace hybrid_slots {
