@@ -23,7 +23,7 @@ TEST(Architectures, EveryRowIsFoundByIdAndName) {
         EXPECT_EQ(find_architecture(a.name), &a) << a.name;
     }
     // Arch values are dense from Llama to the last row's.
-    EXPECT_EQ(ids.size(), static_cast<size_t>(Arch::Qwen35Moe) + 1);
+    EXPECT_EQ(ids.size(), static_cast<size_t>(Arch::Qwen4Exp) + 1);
     EXPECT_EQ(find_architecture("mamba"), nullptr);
     EXPECT_EQ(find_architecture(""), nullptr);
 }
@@ -40,9 +40,9 @@ TEST(Architectures, FixturesSelectTheirRows) {
     for (const Case& c : {Case{"llama", Arch::Llama, false}, Case{"qwen3", Arch::Qwen3, false}, Case{"qwen3moe", Arch::Qwen3Moe, false},
                           Case{"mixtral", Arch::Llama, false}, Case{"deepseek3", Arch::Deepseek2, false},
                           Case{"gptoss", Arch::GptOss, false}, Case{"qwen3next", Arch::Qwen3Next, true},
-                          Case{"qwen35moe", Arch::Qwen35Moe, true}}) {
+                          Case{"qwen35moe", Arch::Qwen35Moe, true}, Case{"project:qwen4exp", Arch::Qwen4Exp, true}}) {
         SCOPED_TRACE(c.fixture);
-        auto file = GgufFile::open(test::testdata_path(std::string("models/") + c.fixture + ".gguf"));
+        auto file = GgufFile::open(test::model_fixture_stem(c.fixture) + ".gguf");
         ASSERT_TRUE(file) << file.status().message();
         auto cfg = ModelConfig::from_gguf(*file);
         ASSERT_TRUE(cfg) << cfg.status().message();
