@@ -15,7 +15,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "core/check.h"
-#include "model/arch/fused_step_model.h"
+#include "model/arch/recurrent_step_model.h"
 #include "model/arch/qwen3next_weights.h"
 #include "model/blocks/gated_delta_net_block.h"
 #include "model/model.h"
@@ -37,7 +37,7 @@ void shared_expert(const SharedExpertWeights& w, const Weight& norm, const Model
     shared_expert_ffn(w, cfg, h, n, out, ctx);
 }
 
-class Qwen3Next final : public FusedStepModel {
+class Qwen3Next final : public RecurrentStepModel {
 public:
     explicit Qwen3Next(const ModelConfig& config) { config_ = config; }
 
@@ -47,41 +47,15 @@ public:
         STRATA_TRY(load_hybrid_weights(file, config_, w));
         token_embd_ = w.token_embd, output_norm_ = w.output_norm, output_ = w.output;
         layers_ = std::move(w.layers);
-        own_state_ = make_recurrent_state();
+        reset_own_state();
         return Status::ok();
     }
 
-    RecurrentState make_recurrent_state() const override {
-        const ModelConfig& c = config_;
-        std::vector<bool> recurrent(c.n_layer);
-        for (uint32_t il = 0; il < c.n_layer; ++il) recurrent[il] = c.is_recurrent_layer(il);
-        const int64_t conv_ch = 2 * int64_t{c.ssm_n_group} * c.ssm_d_state + c.ssm_d_inner;
-        const int64_t d_v = c.ssm_d_inner / c.ssm_dt_rank;
-        return RecurrentState(recurrent, (c.ssm_conv_kernel - 1) * conv_ch,
-                              int64_t{c.ssm_dt_rank} * c.ssm_d_state * d_v);
-    }
+    RecurrentState make_recurrent_state() const override { return hybrid_recurrent_state(config_); }
 
-    // One sequence at a time through the model's own state; a batch at position 0 starts over.
-    void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& ctx) override {
-        STRATA_CHECK(batch.pos0 == 0 || &kv == own_state_kv_,
-                     "plain forward() of a hybrid model serves one sequence at a time: use forward_with_state()");
-        own_state_kv_ = &kv;
-        forward_with_state(batch, kv, own_state_, logits, which, ctx);
-    }
-
-    void forward_with_state(const Batch& batch, KvCache& kv, RecurrentState& state, float* logits, LogitsFor which,
-                            CpuContext& ctx) override {
-        const SequenceStep step{batch.tokens, batch.n_tokens, batch.pos0, &kv, &state, logits, which};
-        run(std::span(&step, 1), batch.expert_source, ctx);
-    }
     void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) override {
         const ModelConfig& c = config_;
-        for (const SequenceStep& s : steps) {
-            STRATA_CHECK(s.state != nullptr, "a hybrid model needs each sequence's recurrent state");
-            if (s.pos0 == 0) s.state->clear();
-            STRATA_CHECK(s.pos0 == s.state->n_past(),
-                         "a recurrent state cannot be rewound: the batch must start where the last one ended");
-        }
+        begin_steps(steps);
         float* x = nullptr;
         const Batch& batch = gather_and_embed(steps, expert_source, token_embd_, x);
         const int64_t n = batch.n_tokens, e = c.n_embd;
@@ -94,7 +68,7 @@ public:
             moe_ffn_block(L.moe, c, x, batch, ctx);
             cpu_add(x, shared_out_.data(), n * e);
         }
-        for (const SequenceStep& s : steps) s.state->advance(s.n_tokens);
+        end_steps(steps);
         gathered_.write_logits(x, output_norm_, output_, c, hybrid_slots::kNormed, ctx);
     }
 
@@ -102,8 +76,6 @@ private:
     Weight token_embd_, output_norm_, output_;
     std::vector<HybridLayer> layers_;
     std::vector<float> shared_out_;
-    RecurrentState own_state_;              // the state plain forward() uses
-    const KvCache* own_state_kv_ = nullptr;  // the cache of the sequence own_state_ belongs to
 };
 
 }  // namespace

@@ -14,7 +14,7 @@
 
 #include "backend/cpu/ops.h"
 #include "core/check.h"
-#include "model/arch/fused_step_model.h"
+#include "model/arch/recurrent_step_model.h"
 #include "model/arch/qwen4exp_weights.h"
 #include "model/blocks/qsa_indexer.h"
 #include "model/model.h"
@@ -23,13 +23,13 @@ namespace strata {
 
 namespace {
 
-class Qwen4Exp final : public FusedStepModel {
+class Qwen4Exp final : public RecurrentStepModel {
 public:
     explicit Qwen4Exp(const ModelConfig& config) { config_ = config; }
 
     Status load(const GgufFile& file) {
         STRATA_TRY(load_qwen4exp_weights(file, config_, w_));
-        own_state_ = make_recurrent_state();
+        reset_own_state();
         return Status::ok();
     }
 
@@ -40,12 +40,8 @@ public:
     }
 
     RecurrentState make_recurrent_state() const override {
+        RecurrentState state = hybrid_recurrent_state(config_);
         const ModelConfig& c = config_;
-        std::vector<bool> recurrent(c.n_layer);
-        for (uint32_t il = 0; il < c.n_layer; ++il) recurrent[il] = c.is_recurrent_layer(il);
-        const int64_t conv_ch = 2 * int64_t{c.ssm_n_group} * c.ssm_d_state + c.ssm_d_inner;
-        const int64_t d_v = c.ssm_d_inner / c.ssm_dt_rank;
-        RecurrentState state(recurrent, (c.ssm_conv_kernel - 1) * conv_ch, int64_t{c.ssm_dt_rank} * c.ssm_d_state * d_v);
         if (c.ple.layer >= 0) {
             state.add_history(c.ple.layer, ple_history_floats(c), ple_history_tokens(c), c.ple.eos_token);
         }
@@ -53,28 +49,9 @@ public:
         return state;
     }
 
-    // One sequence at a time through the model's own state; a batch at position 0 starts over.
-    void forward(const Batch& batch, KvCache& kv, float* logits, LogitsFor which, CpuContext& ctx) override {
-        STRATA_CHECK(batch.pos0 == 0 || &kv == own_state_kv_,
-                     "plain forward() of a hybrid model serves one sequence at a time: use forward_with_state()");
-        own_state_kv_ = &kv;
-        forward_with_state(batch, kv, own_state_, logits, which, ctx);
-    }
-
-    void forward_with_state(const Batch& batch, KvCache& kv, RecurrentState& state, float* logits, LogitsFor which,
-                            CpuContext& ctx) override {
-        const SequenceStep step{batch.tokens, batch.n_tokens, batch.pos0, &kv, &state, logits, which};
-        run(std::span(&step, 1), batch.expert_source, ctx);
-    }
-
     void run(std::span<const SequenceStep> steps, MoeExpertSource* expert_source, CpuContext& ctx) override {
         const ModelConfig& c = config_;
-        for (const SequenceStep& s : steps) {
-            STRATA_CHECK(s.state != nullptr, "a hybrid model needs each sequence's recurrent state");
-            if (s.pos0 == 0) s.state->clear();
-            STRATA_CHECK(s.pos0 == s.state->n_past(),
-                         "a recurrent state cannot be rewound: the batch must start where the last one ended");
-        }
+        begin_steps(steps);
         float* embedded = nullptr;
         const Batch& batch = gather_and_embed(steps, expert_source, w_.token_embd, embedded);
         const int64_t n = batch.n_tokens, e = c.n_embd, hc = c.hc_count, wide = hc * e;
@@ -104,7 +81,7 @@ public:
             cpu_add(output_.data(), shared_.data(), n * e);
             hyper_connection_combine(output_.data(), inject_.data(), n, c, R);
         }
-        for (const SequenceStep& s : steps) s.state->advance(s.n_tokens);
+        end_steps(steps);
         // Two pointers captured: kept by the std::function without allocating.
         const StepBatch::HeadInput final_mixer = [this, &ctx](const float* rows, int64_t count, float* out) {
             hyper_connection_mix(w_.output_hc, config_, rows, count, out, nullptr, ctx);
@@ -115,8 +92,6 @@ public:
 private:
     Qwen4ExpWeights w_;
     std::vector<float> streams_, input_, output_, shared_, inject_;
-    RecurrentState own_state_;              // the state plain forward() uses
-    const KvCache* own_state_kv_ = nullptr;  // the cache of the sequence own_state_ belongs to
 };
 
 }  // namespace

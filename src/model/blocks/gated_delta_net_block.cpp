@@ -24,13 +24,8 @@ constexpr float kL2NormEps = 1e-6f;
 
 void gated_delta_net_block(const GatedDeltaNetWeights& w, const ModelConfig& cfg, float* x, const Batch& batch,
                            int64_t layer, CpuContext& ctx) {
-    using namespace hybrid_slots;
-    const int64_t n = batch.n_tokens, e = cfg.n_embd;
-    float* h = ctx.scratch_floats(kNormed, static_cast<size_t>(n * e));
-    cpu_rms_norm(x, w.norm.f32(), n, e, cfg.rms_eps, h, ctx);
-    float* proj = ctx.scratch_floats(kProj, static_cast<size_t>(n * e));
-    gated_delta_net(w, cfg, h, batch, layer, ctx, proj);
-    cpu_add(x, proj, n * e);
+    hybrid_residual_block(w.norm, cfg, x, batch.n_tokens, ctx,
+                          [&](const float* h, float* out) { gated_delta_net(w, cfg, h, batch, layer, ctx, out); });
 }
 
 void gated_delta_net(const GatedDeltaNetWeights& w, const ModelConfig& cfg, const float* h, const Batch& batch,

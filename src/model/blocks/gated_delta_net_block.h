@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "backend/cpu/cpu_context.h"
+#include "backend/cpu/ops.h"
 #include "kv/kv_cache.h"
 #include "kv/recurrent_state.h"
 #include "backend/cpu/ssm_ops.h"
@@ -76,5 +77,18 @@ constexpr int kMixed = kNormed + 1, kConv = kNormed + 2, kZ = kNormed + 3, kBeta
 constexpr int kGates = kNormed + 5, kCore = kNormed + 6, kProj = kNormed + 7;
 constexpr int kQ = kNormed + 8, kK = kNormed + 9, kV = kNormed + 10;
 }  // namespace hybrid_slots
+
+// The pre-norm residual both hybrid blocks share: x += mixer(rms_norm(x) · norm), where
+// mixer(h, out) writes n rows of n_embd.
+template <class Mixer>
+void hybrid_residual_block(const Weight& norm, const ModelConfig& cfg, float* x, int64_t n, CpuContext& ctx,
+                           Mixer&& mixer) {
+    const int64_t e = cfg.n_embd;
+    float* h = ctx.scratch_floats(hybrid_slots::kNormed, static_cast<size_t>(n * e));
+    cpu_rms_norm(x, norm.f32(), n, e, cfg.rms_eps, h, ctx);
+    float* proj = ctx.scratch_floats(hybrid_slots::kProj, static_cast<size_t>(n * e));
+    mixer(h, proj);
+    cpu_add(x, proj, n * e);
+}
 
 }  // namespace strata
