@@ -8,98 +8,13 @@
 #include <numeric>
 #include <random>
 
-#include "core/fp16.h"
 #include "gguf/writer.h"
-#include "model/random_weights.h"
-#include "quant/iq2.h"
-#include "quant/iq3.h"
-#include "quant/iq4.h"
-#include "quant/iq1.h"
-#include "quant/traits.h"
+#include "model/synth_blocks.h"
+#include "model/synth_vocab.h"
 
 namespace strata {
 
 namespace {
-
-// The i-quants synth can write: their fp16 d comes first and scales the whole block.
-static_assert(offsetof(BlockIq2Xxs, d) == 0 && offsetof(BlockIq2Xs, d) == 0 && offsetof(BlockIq2S, d) == 0);
-static_assert(offsetof(BlockIq3Xxs, d) == 0 && offsetof(BlockIq3S, d) == 0 && offsetof(BlockIq1S, d) == 0);
-static_assert(offsetof(BlockIq4Nl, d) == 0 && offsetof(BlockIq4Xs, d) == 0);
-bool synth_can_write(TensorType t) {
-    const QuantTraits* q = find_quant_traits(t);
-    if (!q || !q->dot) return false;
-    if (q->quantize_row) return true;
-    switch (t) {
-        case TensorType::IQ2_XXS: case TensorType::IQ2_XS: case TensorType::IQ2_S: case TensorType::IQ3_XXS:
-        case TensorType::IQ3_S: case TensorType::IQ1_S: case TensorType::IQ4_NL: case TensorType::IQ4_XS:
-            return true;
-        default:
-            return false;  // IQ1_M: its scale is spread over the sub-scales' spare bits
-    }
-}
-
-// Quantizing tens of GB with the reference quantizers would take many minutes, so each type
-// gets a pool of blocks quantized once from Gaussian values; tensors are filled with blocks
-// drawn from the pool. The values are then realistic per block (real scales, real code
-// distributions) at memcpy speed.
-class BlockPool {
-public:
-    BlockPool(TensorType type, float stddev, std::mt19937_64& rng) : type_(type) {
-        const TensorTypeInfo* info = tensor_type_info(type);
-        const QuantTraits& q = quant_traits(type);
-        block_bytes_ = info->block_bytes;
-        constexpr int kRowsOfBlocks = 64;
-        const int64_t n = static_cast<int64_t>(info->block_size) * kBlocksPerRow;
-        std::normal_distribution<float> gauss(0.0f, stddev);
-        std::vector<float> values(static_cast<size_t>(n));
-        pool_.resize(static_cast<size_t>(kRowsOfBlocks) * kBlocksPerRow * block_bytes_);
-        if (!q.quantize_row) {
-            random_scaled_blocks(type, stddev, rng);
-        } else {
-            for (int r = 0; r < kRowsOfBlocks; ++r) {
-                for (auto& v : values) v = gauss(rng);
-                q.quantize_row(values.data(), pool_.data() + static_cast<size_t>(r) * kBlocksPerRow * block_bytes_, n);
-            }
-        }
-        n_blocks_ = static_cast<uint64_t>(kRowsOfBlocks) * kBlocksPerRow;
-    }
-
-    void fill(uint8_t* dst, uint64_t n_bytes, std::mt19937_64& rng) const {
-        for (uint64_t off = 0; off < n_bytes; off += block_bytes_) {
-            uint64_t pick = rng() % n_blocks_;
-            std::copy_n(pool_.data() + pick * block_bytes_, std::min<uint64_t>(block_bytes_, n_bytes - off), dst + off);
-        }
-    }
-
-private:
-    // Types without a reference quantizer here (the i-quants): random valid blocks (random codes,
-    // grid indices and sub-scales), each scaled through its fp16 super-scale d, which these
-    // formats keep first in the block and which multiplies every value, to the spread asked for.
-    void random_scaled_blocks(TensorType type, float stddev, std::mt19937_64& rng) {
-        const int64_t block_values = tensor_type_info(type)->block_size;
-        std::mt19937 block_rng(static_cast<uint32_t>(rng()));
-        const RandomWeight random =
-            make_random_block_weight(type, block_values * kBlocksPerRow, int64_t(pool_.size() / block_bytes_ / kBlocksPerRow), 1, block_rng);
-        std::memcpy(pool_.data(), random.bytes.data(), pool_.size());
-        std::vector<float> v(static_cast<size_t>(block_values));
-        for (size_t off = 0; off < pool_.size(); off += block_bytes_) {
-            quant_traits(type).dequantize_row(pool_.data() + off, v.data(), block_values);
-            double sum_sq = 0.0;
-            for (float x : v) sum_sq += double(x) * x;
-            const double rms = std::sqrt(sum_sq / double(block_values));
-            uint16_t d = 0;
-            std::memcpy(&d, pool_.data() + off, sizeof(d));
-            d = fp32_to_fp16(static_cast<float>(double(fp16_to_fp32(d)) * (rms > 0 ? stddev / rms : 0.0)));
-            std::memcpy(pool_.data() + off, &d, sizeof(d));
-        }
-    }
-
-    static constexpr int kBlocksPerRow = 64;
-    TensorType type_;
-    uint32_t block_bytes_ = 0;
-    uint64_t n_blocks_ = 0;
-    std::vector<uint8_t> pool_;
-};
 
 struct TensorPlan {
     std::string name;
@@ -163,25 +78,11 @@ void write_metadata(const SynthSpec& s, const GgufFile* vocab, GgufWriter& w) {
         }
         return;
     }
-    // Byte-level BPE without merges: token i is byte i, written as GPT-2's printable mapping of
-    // bytes to code points, so any text round-trips.
-    std::vector<std::string> tokens;
-    int unprintable_seen = 0;
-    for (int b = 0; b < 256; ++b) {
-        bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
-        int cp = printable ? b : 256 + unprintable_seen++;
-        std::string utf8;
-        if (cp < 0x80) utf8 += static_cast<char>(cp);
-        else {
-            utf8 += static_cast<char>(0xC0 | (cp >> 6));
-            utf8 += static_cast<char>(0x80 | (cp & 0x3F));
-        }
-        tokens.push_back(utf8);
-    }
+    const SynthVocab bytes = synth_byte_vocab(256);
     w.set_string("tokenizer.ggml.model", "gpt2");
     w.set_string("tokenizer.ggml.pre", "default");
-    w.set_string_array("tokenizer.ggml.tokens", tokens);
-    w.set_i32_array("tokenizer.ggml.token_type", std::vector<int32_t>(256, 1));
+    w.set_string_array("tokenizer.ggml.tokens", bytes.tokens);
+    w.set_i32_array("tokenizer.ggml.token_type", bytes.token_types);
     w.set_string_array("tokenizer.ggml.merges", {});
 }
 
@@ -239,7 +140,7 @@ Status write_synth_model(const SynthSpec& spec_in, const GgufFile* vocab, const 
 
     auto rng = std::make_shared<std::mt19937_64>(spec.seed);
     auto done = std::make_shared<uint64_t>(0);
-    std::vector<std::shared_ptr<BlockPool>> pools;
+    std::vector<std::shared_ptr<SynthBlockPool>> pools;
     for (const auto& p : plans) {
         if (p.is_norm) {
             // Norm weights near their mean with some spread, as trained models have.
@@ -272,7 +173,7 @@ Status write_synth_model(const SynthSpec& spec_in, const GgufFile* vocab, const 
             STRATA_TRY(writer.add_tensor(p.name, p.type, p.ne, std::move(bytes)));
             continue;
         }
-        auto pool = std::make_shared<BlockPool>(p.type, p.stddev, *rng);
+        auto pool = std::make_shared<SynthBlockPool>(p.type, p.stddev, *rng);
         pools.push_back(pool);
         STRATA_TRY(writer.add_tensor_generator(p.name, p.type, p.ne, [pool, rng, done, total, progress](uint8_t* dst, uint64_t n) {
             pool->fill(dst, n, *rng);
