@@ -8,6 +8,8 @@
 #include <limits>
 #include <random>
 
+#include "server/request_json.h"
+
 namespace strata::server {
 
 using ojson = nlohmann::ordered_json;
@@ -29,85 +31,7 @@ ApiError ApiError::unsupported(std::string param, std::string message) {
 
 namespace {
 
-// Requests nest a few levels (messages → content parts → ...). A deep nesting bomb within the
-// body limit would make the recursive walks after parsing (template values, dump) overflow the
-// stack, so it is refused before parsing.
-constexpr int kMaxJsonDepth = 64;
 constexpr size_t kMaxStopStrings = 16;
-
-std::optional<ApiError> check_depth(std::string_view body) {
-    int depth = 0;
-    bool in_string = false;
-    for (size_t i = 0; i < body.size(); ++i) {
-        const char c = body[i];
-        if (in_string) {
-            if (c == '\\') ++i;
-            else if (c == '"') in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > kMaxJsonDepth) {
-                return ApiError::invalid("", fmt::format("request body nests deeper than {} levels", kMaxJsonDepth),
-                                         "invalid_json");
-            }
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return std::nullopt;
-}
-
-ApiResult<ojson> parse_body(std::string_view body) {
-    if (auto e = check_depth(body)) return *e;
-    ojson j = ojson::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) {
-        return ApiError::invalid("", "request body is not valid JSON (send a JSON object with Content-Type: application/json)",
-                                 "invalid_json");
-    }
-    if (!j.is_object()) return ApiError::invalid("", fmt::format("request body: expected a JSON object, got {}", j.type_name()), "invalid_json");
-    return j;
-}
-
-// A field's value, or nullptr when absent or null (OpenAI clients send null for "not set").
-const ojson* field(const ojson& obj, const char* name) {
-    auto it = obj.find(name);
-    if (it == obj.end() || it->is_null()) return nullptr;
-    return &*it;
-}
-
-std::string shown(const ojson& v) {
-    std::string s = v.dump();
-    if (s.size() > 40) s = s.substr(0, 37) + "...";
-    return s;
-}
-
-std::optional<ApiError> read_float(const ojson& obj, const char* name, double lo, double hi, float& out) {
-    const ojson* v = field(obj, name);
-    if (!v) return std::nullopt;
-    if (!v->is_number() || !(v->get<double>() >= lo && v->get<double>() <= hi)) {
-        return ApiError::invalid(name, fmt::format("{}: expected a number from {} to {}, got {}", name, lo, hi, shown(*v)));
-    }
-    out = static_cast<float>(v->get<double>());
-    return std::nullopt;
-}
-
-std::optional<ApiError> read_int(const ojson& obj, const char* name, int64_t lo, int64_t hi, std::optional<int64_t>& out) {
-    const ojson* v = field(obj, name);
-    if (!v) return std::nullopt;
-    if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() > hi) {
-        return ApiError::invalid(name, fmt::format("{}: expected an integer from {} to {}, got {}", name, lo, hi, shown(*v)));
-    }
-    out = v->get<int64_t>();
-    return std::nullopt;
-}
-
-std::optional<ApiError> read_bool(const ojson& obj, const char* name, bool& out) {
-    const ojson* v = field(obj, name);
-    if (!v) return std::nullopt;
-    if (!v->is_boolean()) return ApiError::invalid(name, fmt::format("{}: expected true or false, got {}", name, shown(*v)));
-    out = v->get<bool>();
-    return std::nullopt;
-}
 
 std::optional<ApiError> check_model(const ojson& body, const std::string& model_id, std::string& out) {
     const ojson* v = field(body, "model");
@@ -325,7 +249,7 @@ std::optional<ApiError> parse_tools(const ojson& body, GenerationRequest& r) {
 
 ApiResult<GenerationRequest> parse_chat_request(std::string_view body, const SamplingParams& defaults,
                                                 const std::string& model_id) {
-    auto j = parse_body(body);
+    auto j = parse_json_object(body);
     if (!j) return j.error;
     GenerationRequest r;
     r.endpoint = Endpoint::Chat;
@@ -340,7 +264,7 @@ ApiResult<GenerationRequest> parse_chat_request(std::string_view body, const Sam
 
 ApiResult<GenerationRequest> parse_completion_request(std::string_view body, const SamplingParams& defaults,
                                                       const std::string& model_id) {
-    auto j = parse_body(body);
+    auto j = parse_json_object(body);
     if (!j) return j.error;
     GenerationRequest r;
     r.endpoint = Endpoint::Completion;
