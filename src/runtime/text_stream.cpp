@@ -42,15 +42,20 @@ std::string StopStringStreamer::push(std::string_view piece) {
     // The earliest stop string wins; only text after what was already sent (less a stop's
     // length) can hold a new match.
     size_t cut = std::string::npos;
+    const std::string* cut_by = nullptr;
     for (const auto& s : stops_) {
         const size_t from = emitted_ > s.size() ? emitted_ - s.size() : 0;
         const size_t at = text_.find(s, from);
-        if (at != std::string::npos) cut = std::min(cut, at);
+        if (at < cut) {
+            cut = at;
+            cut_by = &s;
+        }
     }
     size_t ready;
     if (cut != std::string::npos) {
         text_.resize(std::max(cut, emitted_));
         stopped_ = true;
+        matched_ = *cut_by;
         ready = text_.size();
     } else {
         const size_t complete = complete_utf8_prefix(text_);

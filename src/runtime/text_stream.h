@@ -22,6 +22,9 @@ public:
     std::string push(std::string_view piece);
     std::string finish();
     bool stopped() const { return stopped_; }
+    // The stop string that ended the text (empty until stopped()): the earliest match, and of
+    // those starting there the first listed.
+    const std::string& matched() const { return matched_; }
     const std::string& text() const { return text_; }  // everything accepted (cut at a stop string)
 
 private:
@@ -29,6 +32,7 @@ private:
     std::string text_;
     size_t emitted_ = 0;
     bool stopped_ = false;
+    std::string matched_;
 };
 
 }  // namespace strata

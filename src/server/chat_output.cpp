@@ -39,13 +39,15 @@ ChatOutputParser::ChatOutputParser(tool_calls::ChatFormat format, std::string_vi
                                    const nlohmann::ordered_json& tools, uint64_t seed)
     : parser_(parser_options(format, rendered_prompt, tools, seed)) {}
 
+tool_calls::MessageDelta ChatOutputParser::feed_delta(std::string_view text) { return parser_.feed(text); }
+
 nlohmann::json ChatOutputParser::feed(std::string_view text) {
-    tool_calls::MessageDelta d = parser_.feed(text);
+    tool_calls::MessageDelta d = feed_delta(text);
     if (d.empty()) return nullptr;
     return chat_delta_json(d);
 }
 
-nlohmann::json ChatOutputParser::finish() {
+tool_calls::MessageDelta ChatOutputParser::finish_delta() {
     tool_calls::ToolCallParser::Finished done = parser_.finish();
     const tool_calls::ParsedMessage& m = done.message;
     message_.content = m.content;
@@ -53,8 +55,13 @@ nlohmann::json ChatOutputParser::finish() {
     message_.tool_calls.clear();
     for (const auto& c : m.tool_calls) message_.tool_calls.push_back(ToolCall{c.id, c.name, c.arguments});
     problems_ = m.problems;
-    if (done.delta.empty()) return nullptr;
-    return chat_delta_json(done.delta);
+    return std::move(done.delta);
+}
+
+nlohmann::json ChatOutputParser::finish() {
+    tool_calls::MessageDelta d = finish_delta();
+    if (d.empty()) return nullptr;
+    return chat_delta_json(d);
 }
 
 }  // namespace strata::server

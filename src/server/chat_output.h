@@ -31,6 +31,9 @@ public:
 
     nlohmann::json feed(std::string_view text);
     nlohmann::json finish();
+    // The same, as the parser's deltas, for APIs that shape them otherwise (Anthropic's blocks).
+    tool_calls::MessageDelta feed_delta(std::string_view text);
+    tool_calls::MessageDelta finish_delta();
     const ChatMessageOut& message() const { return message_; }
     bool has_tool_calls() const { return !message_.tool_calls.empty(); }
     // Malformed calls the parser returned as content, for the server log.

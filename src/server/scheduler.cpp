@@ -221,6 +221,7 @@ void Scheduler::finish(Slot& slot, TaskOutcome outcome, std::string error) {
     TaskResult& r = slot.result;
     r.outcome = outcome;
     r.error = std::move(error);
+    if (outcome == TaskOutcome::Stop) r.stop_string = slot.streamer->matched();
     if (slot.prompt_done == task.spec_.prompt.size()) r.generation_seconds = seconds_between(slot.decode_started, Clock::now());
     if (metrics_) {
         metrics_->record_task(TaskRecord{std::string(task_outcome_name(outcome)), r.prompt_tokens, r.cached_tokens,

@@ -66,6 +66,7 @@ std::string_view task_outcome_name(TaskOutcome o);
 struct TaskResult {
     TaskOutcome outcome = TaskOutcome::Stop;
     std::string error;  // Failed / TimedOut: what happened
+    std::string stop_string;  // Stop by one of the task's stop strings: which one (empty: an end token)
     int64_t prompt_tokens = 0;
     int64_t cached_tokens = 0;
     int64_t generated_tokens = 0;

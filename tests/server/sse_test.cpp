@@ -1,4 +1,4 @@
-// SSE framing of the OpenAI stream, and the stop-string / UTF-8 hold-back of streamed text.
+// SSE framing of the OpenAI and Anthropic streams, and the stop-string / UTF-8 hold-back of streamed text.
 #include <gtest/gtest.h>
 
 #include "server/sse.h"
@@ -40,6 +40,20 @@ TEST(Sse, ParserReadsAStreamBack) {
     EXPECT_EQ((*events)[2], "[DONE]");
 }
 
+TEST(Sse, NamedEventsCarryTheirTypeAsTheEventLine) {
+    // Anthropic's stream: clients dispatch on the event line and skip events without one.
+    EXPECT_EQ(sse_named_event({{"type", "ping"}}), "event: ping\ndata: {\"type\":\"ping\"}\n\n");
+    const std::string stream = sse_named_event({{"type", "message_start"}}) + sse_comment("x") + "event:message_stop\ndata: {}\n\n" +
+                               sse_event({{"i", 1}});
+    auto events = parse_sse_events(stream);
+    ASSERT_TRUE(events);
+    ASSERT_EQ(events->size(), 3u);
+    EXPECT_EQ((*events)[0].name, "message_start");
+    EXPECT_EQ((*events)[0].data, "{\"type\":\"message_start\"}");
+    EXPECT_EQ((*events)[1].name, "message_stop");
+    EXPECT_EQ((*events)[2].name, "");  // no event line: the OpenAI stream's
+}
+
 TEST(Sse, TruncatedStreamIsDetected) {
     EXPECT_FALSE(parse_sse("data: {\"i\":1}\n"));
     EXPECT_FALSE(parse_sse("data: {\"i\""));
@@ -71,6 +85,17 @@ TEST(StopStringStreamer, EarliestOfSeveralStopsWins) {
     StopStringStreamer s({"bb", "a b"});
     EXPECT_EQ(run_streamer(s, {"1 a bb"}), "1 |");
     EXPECT_EQ(s.text(), "1 ");
+    EXPECT_EQ(s.matched(), "a b");  // what Anthropic's stop_sequence reports
+}
+
+TEST(StopStringStreamer, MatchedIsEmptyUntilAStopIsReached) {
+    StopStringStreamer s({"END"});
+    EXPECT_EQ(s.push("no stop here"), "no stop here");
+    EXPECT_EQ(s.matched(), "");
+    s.push(" E");
+    s.push("ND");
+    EXPECT_TRUE(s.stopped());
+    EXPECT_EQ(s.matched(), "END");
 }
 
 TEST(StopStringStreamer, Utf8CharactersAreNeverSplit) {
