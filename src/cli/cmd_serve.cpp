@@ -1,6 +1,6 @@
 // `strata serve -m MODEL.gguf [--host H] [--port P] [--api-key KEY | --api-key-file F] [--slots N]
-// [--ctx-size N] [--cors ORIGIN] [--max-queue N] [--timeout S] [-t threads]`: the OpenAI-compatible
-// server (server/). It listens at once, so /health can say "loading" while the model loads;
+// [--ctx-size N] [--cors ORIGIN] [--max-queue N] [--timeout S] [-t threads]`: the OpenAI- and
+// Anthropic-compatible server (server/). It listens at once, so /health can say "loading" while the model loads;
 // SIGINT/SIGTERM stop new requests, let the ones in flight finish, and exit.
 #include <fmt/format.h>
 #include <pthread.h>
@@ -146,7 +146,7 @@ int run_serve(const ServeOptions& o) {
             &ctx.metrics);
         ctx.ready(*model, *scheduler);
         fmt::print(stderr, "strata serve: ready in {:.2f} s: {} slots of {} tokens, {} threads{}\n", model->load_seconds, o.slots,
-                   o.n_ctx, pool->size(), model->chat_template ? "" : " (no chat template: /v1/chat/completions needs --chat-template)");
+                   o.n_ctx, pool->size(), model->chat_template ? "" : " (no chat template: /v1/chat/completions and /v1/messages need --chat-template)");
     }
 
     {
@@ -168,7 +168,7 @@ int run_serve(const ServeOptions& o) {
     return 0;
 }
 
-CommandRegistration registration("serve", "OpenAI-compatible HTTP server with a chat page", [](CLI::App& app) {
+CommandRegistration registration("serve", "OpenAI- and Anthropic-compatible HTTP server with a chat page", [](CLI::App& app) {
     auto o = std::make_shared<ServeOptions>();
     app.add_option("-m,--model", o->model, "GGUF model file")->required();
     app.add_option("--alias", o->alias, "Model name clients use (default: the file name without .gguf)");

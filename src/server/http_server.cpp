@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "server/completion_routes.h"
+#include "server/messages_routes.h"
 #include "server/web_page.h"
 
 namespace strata::server {
@@ -25,10 +26,28 @@ namespace {
 // Metric labels are routes we serve; anything else is counted as "other", so a scan of random
 // paths cannot grow the metrics without bound.
 std::string route_label(const std::string& path) {
-    for (const char* known : {"/", "/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/completions"}) {
+    for (const char* known : {"/", "/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/completions", "/v1/messages",
+                              "/v1/messages/count_tokens"}) {
         if (path == known) return known;
     }
     return "other";
+}
+
+constexpr const char* kRoutes = "/v1/chat/completions, /v1/completions, /v1/messages, /v1/messages/count_tokens, /v1/models, /health, /metrics";
+
+// The key as OpenAI clients send it (Authorization: Bearer KEY) or as Anthropic's do (x-api-key: KEY).
+bool has_api_key(const httplib::Request& req, const std::string& key) {
+    if (req.has_header("x-api-key") && constant_time_equals(req.get_header_value("x-api-key"), key)) return true;
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string_view prefix = "Bearer ";
+    return auth.size() > prefix.size() && auth.compare(0, prefix.size(), prefix) == 0 &&
+           constant_time_equals(std::string_view(auth).substr(prefix.size()), key);
+}
+
+// Errors of the routes' own API: Anthropic's shape under /v1/messages, OpenAI's elsewhere.
+void reply_api_error(const httplib::Request& req, httplib::Response& res, const ApiError& e) {
+    if (is_anthropic_path(req.path)) return reply_anthropic_error(res, e);
+    reply_error(res, e);
 }
 
 bool public_route(const httplib::Request& req) {
@@ -85,23 +104,17 @@ void HttpServer::install_routes() {
             res.set_header("Vary", "Origin");
             if (req.method == "OPTIONS") {  // preflight: answered here, before authentication
                 res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-                res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+                res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type, x-api-key, anthropic-version, anthropic-beta");
                 res.set_header("Access-Control-Max-Age", "600");
                 res.status = 204;
                 return httplib::Server::HandlerResponse::Handled;
             }
         }
-        if (!o.api_key.empty() && !public_route(req)) {
-            const std::string auth = req.get_header_value("Authorization");
-            const std::string_view prefix = "Bearer ";
-            const bool ok = auth.size() > prefix.size() && auth.compare(0, prefix.size(), prefix) == 0 &&
-                            constant_time_equals(std::string_view(auth).substr(prefix.size()), o.api_key);
-            if (!ok) {
-                reply_error(res, ApiError{401, "invalid or missing API key: send the header 'Authorization: Bearer <key>'",
-                                          "authentication_error", "invalid_api_key", ""});
-                res.set_header("WWW-Authenticate", "Bearer");
-                return httplib::Server::HandlerResponse::Handled;
-            }
+        if (!o.api_key.empty() && !public_route(req) && !has_api_key(req, o.api_key)) {
+            reply_api_error(req, res, ApiError{401, "invalid or missing API key: send the header 'Authorization: Bearer <key>' or 'x-api-key: <key>'",
+                                               "authentication_error", "invalid_api_key", ""});
+            res.set_header("WWW-Authenticate", "Bearer");
+            return httplib::Server::HandlerResponse::Handled;
         }
         return httplib::Server::HandlerResponse::Unhandled;
     });
@@ -110,7 +123,7 @@ void HttpServer::install_routes() {
         if (!res.body.empty()) return;  // a route's own error body
         ApiError e{res.status, "", "invalid_request_error", "", ""};
         if (res.status == 404) {
-            e.message = fmt::format("no route {} {}: this server serves /v1/chat/completions, /v1/completions, /v1/models, /health, /metrics", req.method, req.path);
+            e.message = fmt::format("no route {} {}: this server serves {}", req.method, req.path, kRoutes);
             e.code = "not_found";
         } else if (res.status == 413) {
             e.message = "the request body is larger than this server accepts (see --max-body)";
@@ -118,10 +131,10 @@ void HttpServer::install_routes() {
         } else {
             e.message = fmt::format("HTTP {}", res.status);
         }
-        res.set_content(e.to_json().dump(), "application/json");
+        reply_api_error(req, res, e);
     });
 
-    s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    s.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown error";
         try {
             std::rethrow_exception(ep);
@@ -129,7 +142,7 @@ void HttpServer::install_routes() {
             what = e.what();
         } catch (...) {
         }
-        reply_error(res, ApiError{500, "internal error: " + what, "server_error", "internal_error", ""});
+        reply_api_error(req, res, ApiError{500, "internal error: " + what, "server_error", "internal_error", ""});
     });
 
     // Counted as the response is about to be written, not after (the logger's moment): a client
@@ -179,6 +192,10 @@ void HttpServer::install_routes() {
     });
     s.Post("/v1/completions", [&ctx](const httplib::Request& req, httplib::Response& res) {
         handle_generation(ctx, Endpoint::Completion, req, res);
+    });
+    s.Post("/v1/messages", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_messages(ctx, req, res); });
+    s.Post("/v1/messages/count_tokens", [&ctx](const httplib::Request& req, httplib::Response& res) {
+        handle_count_tokens(ctx, req, res);
     });
 
     s.Get("/", [](const httplib::Request&, httplib::Response& res) {

@@ -1,12 +1,12 @@
 #pragma once
 // The HTTP side of `strata serve`: cpp-httplib with our routes, limits and checks.
 //   - binds the configured host (127.0.0.1 by default) and port (0: any free one);
-//   - every route but GET /health and the static page at / needs the API key, when one is set,
-//     compared in constant time;
+//   - every route but GET /health and the static page at / needs the API key, when one is set, as
+//     "Authorization: Bearer KEY" or "x-api-key: KEY" (Anthropic's clients), compared in constant time;
 //   - bodies over max_body_bytes are refused with 413, headers over cpp-httplib's 8 KiB line
 //     limit are refused by the library;
 //   - CORS headers only when an origin was configured;
-//   - errors, including unknown routes, in the OpenAI shape.
+//   - errors, including unknown routes, in the OpenAI shape; under /v1/messages in Anthropic's.
 //
 //   ServerContext ctx(options);
 //   HttpServer http(ctx);
