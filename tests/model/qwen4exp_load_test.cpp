@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/cpu_context.h"
+#include "core/thread_pool.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "model/model.h"
@@ -112,6 +114,71 @@ TEST_F(Qwen4ExpRefusal, ACompressRatioThatDoesNotDivideTheBudgetIsRefused) {
         w.set("qwen4exp.attention.compress_ratios", GgufValue::make_array(GgufValueType::U32, std::move(ratios)));
     }});
     EXPECT_NE(message.find("top_k (8) must be a multiple of compress ratio 3"), std::string::npos) << message;
+}
+
+// The other dialect of the published files and forks (NEW_ARCHS.md §A2.2): HC gammas as
+// {n_embd, hc} and routed gate/up experts fused into ffn_gate_up_exps (each expert's gate rows,
+// then its up rows). The same values in that layout must give the fixture's logits exactly.
+std::vector<float> last_logits(const GgufFile& f) {
+    auto m = Model::load(f);
+    EXPECT_TRUE(m) << m.status().message();
+    if (!m) return {};
+    const int64_t n = 12;
+    std::vector<int32_t> ids(n), pos(n);
+    for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>(3 + 29 * i % 200), pos[i] = static_cast<int32_t>(i);
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    CpuContext ctx(pool);
+    KvCache kv = (*m)->make_kv_cache(n);
+    std::vector<float> logits(static_cast<size_t>((*m)->config().n_vocab));
+    (*m)->forward(Batch{ids.data(), pos.data(), n, 0}, kv, logits.data(), LogitsFor::Last, ctx);
+    return logits;
+}
+
+TEST_F(Qwen4ExpRefusal, TheFusedAndReshapedDialectGivesTheSameLogits) {
+    const std::string src = test::model_fixture_stem("project:qwen4exp") + ".gguf";
+    auto orig = GgufFile::open(src);
+    ASSERT_TRUE(orig) << orig.status().message();
+    test::ScratchDir dir;
+    GgufWriter w;
+    for (const auto& e : orig->metadata()) w.set(e.key, e.value);
+    const uint64_t hc = orig->get_uint("qwen4exp.hyper_connection.count", 0);
+    int fused = 0, reshaped = 0;
+    for (const auto& t : orig->tensors()) {
+        std::vector<uint64_t> ne(t.ne, t.ne + t.n_dims);
+        const uint8_t* d = orig->tensor_data(t);
+        const bool hc_norm = t.name.find("hc_") != std::string::npos && t.name.find("_norm.weight") != std::string::npos;
+        if (hc_norm) {
+            ne = {t.ne[0] / hc, hc};
+            ++reshaped;
+        }
+        const auto at = t.name.find("ffn_up_exps.weight");
+        if (at != std::string::npos) continue;  // written with its gate below
+        const auto gate_at = t.name.find("ffn_gate_exps.weight");
+        if (gate_at != std::string::npos) {
+            const GgufTensorInfo* up = orig->tensor(t.name.substr(0, gate_at) + "ffn_up_exps.weight");
+            ASSERT_NE(up, nullptr);
+            const uint64_t half = t.n_bytes / t.ne[2];
+            std::vector<uint8_t> bytes;
+            for (uint64_t e = 0; e < t.ne[2]; ++e) {
+                bytes.insert(bytes.end(), d + e * half, d + (e + 1) * half);
+                bytes.insert(bytes.end(), orig->tensor_data(*up) + e * half, orig->tensor_data(*up) + (e + 1) * half);
+            }
+            ASSERT_TRUE(w.add_tensor(t.name.substr(0, gate_at) + "ffn_gate_up_exps.weight", t.type,
+                                     {t.ne[0], 2 * t.ne[1], t.ne[2]}, std::move(bytes)));
+            ++fused;
+            continue;
+        }
+        ASSERT_TRUE(w.add_tensor(t.name, t.type, ne, std::vector<uint8_t>(d, d + t.n_bytes)));
+    }
+    const uint64_t blocks = orig->get_uint("qwen4exp.block_count", 0);
+    EXPECT_EQ(fused, static_cast<int>(blocks));
+    EXPECT_EQ(reshaped, static_cast<int>(2 * blocks + 1));
+    ASSERT_TRUE(w.write(dir.path("dialect.gguf")));
+    auto dialect = GgufFile::open(dir.path("dialect.gguf"));
+    ASSERT_TRUE(dialect) << dialect.status().message();
+    const std::vector<float> expected = last_logits(*orig), actual = last_logits(*dialect);
+    ASSERT_FALSE(expected.empty());
+    EXPECT_EQ(actual, expected);
 }
 
 }  // namespace

@@ -2,11 +2,16 @@
 // The weights of qwen4exp (Qwen3.8-Flash-Next): named, shape-checked and typed once here
 // (NEW_ARCHS.md §A2.2, checked against the real files' inventory in REAL_GGUFS.md §A3). There is
 // no attn_norm, post_attention_norm or output_norm: the hyper-connection mixers' norms take
-// their place.
+// their place. Both dialects of the published files and forks load: HC gammas as {hc·n_embd}
+// or {n_embd, hc} (the same bytes, stream-major), routed experts as ffn_gate_exps + ffn_up_exps
+// or as one fused ffn_gate_up_exps {n_embd, 2·n_ff, n_expert} (each expert's gate rows, then its
+// up rows), which is split into two RAM copies at load.
 //
 //   Qwen4ExpWeights w;
 //   STRATA_TRY(load_qwen4exp_weights(gguf, cfg, w));
 
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/status.h"
@@ -35,6 +40,9 @@ struct Qwen4ExpWeights {
     Weight output;                     // [n_embd, n_vocab]; token_embd when absent
     HyperConnectionWeights output_hc;  // output_hc_{norm,down,up}: the final mixer, no inject
     std::vector<Qwen4ExpLayer> layers; // the trunk (the MTP block is not run yet)
+    // Bytes made at load instead of viewed in the file (the halves of fused gate/up experts);
+    // shared so that copies of these weights keep them alive.
+    std::vector<std::shared_ptr<const std::vector<uint8_t>>> owned;
 };
 
 Status load_qwen4exp_weights(const GgufFile& file, const ModelConfig& config, Qwen4ExpWeights& out);
