@@ -17,9 +17,10 @@ using T = TensorType;
 // The blocks unsloth's UD files give a larger type (REAL_GGUFS.md §A3: down Q8_0 on 2, 4, 30, 46, 47).
 const std::vector<uint32_t> kUnslothBumped = {2, 4, 30, 46, 47};
 
-std::vector<uint32_t> odd_blocks() {
+// 19 blocks: with IQ4_NL down there and Q2_0 elsewhere the IQ3_S arena comes to the published 50.3 GB.
+std::vector<uint32_t> odd_blocks_below_38() {
     std::vector<uint32_t> v;
-    for (uint32_t b = 1; b < 48; b += 2) v.push_back(b);
+    for (uint32_t b = 1; b < 38; b += 2) v.push_back(b);
     return v;
 }
 
@@ -71,18 +72,18 @@ std::vector<Qwen4ExpMix> make_mixes() {
                  T::IQ3_XXS, T::Q2_0, {}, T::IQ3_XXS, kUnslothBumped, T::IQ4_NL});
     m.push_back({"iq3_s",
                  "GSQ-RCO IQ3_S: routers and HC matrices BF16, table IQ4_NL read; experts IQ3_S with down Q2_0 "
-                 "and IQ4_NL on odd blocks, dense Q4_K, shared down IQ4_NL, ple_key IQ4_XS guessed",
+                 "(IQ4_NL on the odd blocks below 38), dense Q4_K, shared down IQ4_NL, ple_key IQ4_XS guessed",
                  512,
                  T::Q8_0, T::Q8_0, T::BF16, T::IQ4_NL, T::IQ4_XS, T::BF16,
                  T::BF16, T::BF16, T::Q4_K, T::Q4_K, T::BF16, T::Q4_K, T::IQ4_NL,
-                 T::IQ3_S, T::Q2_0, {}, T::IQ3_S, odd_blocks(), T::IQ4_NL});
+                 T::IQ3_S, T::Q2_0, {}, T::IQ3_S, odd_blocks_below_38(), T::IQ4_NL});
     m.push_back({"coder-iq1_m",
                  "GSQ-RCO Coder IQ1_M: 256 experts, routers and HC matrices BF16, table IQ4_NL read; experts "
                  "gate/up IQ3_S (\"stored like IQ3_S\") with Q2_0 down (IQ4_NL on blocks 2, 4, 30, 46, 47), "
-                 "dense Q2_0, ple_key Q2_0 guessed",
+                 "dense Q8_0, ple_key Q2_0 guessed",
                  256,
                  T::Q8_0, T::Q8_0, T::BF16, T::IQ4_NL, T::Q2_0, T::BF16,
-                 T::BF16, T::BF16, T::Q2_0, T::Q2_0, T::BF16, T::Q2_0, T::Q2_0,
+                 T::BF16, T::BF16, T::Q8_0, T::Q8_0, T::BF16, T::Q8_0, T::Q8_0,
                  T::IQ3_S, T::Q2_0, {}, T::IQ3_S, kUnslothBumped, T::IQ4_NL});
     return m;
 }
