@@ -9,13 +9,13 @@
 //   STRATA_TRY(write_synth_model(spec, nullptr, "synth.gguf", print_progress));
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
 #include "gguf/reader.h"
 #include "gguf/tensor_type.h"
+#include "model/synth_writer.h"  // SynthProgress
 
 namespace strata {
 
@@ -66,9 +66,6 @@ struct SynthSpec {
 // docs/BENCHMARKS.md: 48 layers, 128 experts, Q4_K/Q6_K like a Q4_K_M file).
 Result<SynthSpec> synth_preset(const std::string& name);
 std::vector<std::string> synth_preset_names();
-
-// Called with (bytes written, total bytes) as the file is written.
-using SynthProgress = std::function<void(uint64_t done, uint64_t total)>;
 
 // Writes the model. When `vocab` is given its tokenizer.* metadata is copied (and n_vocab taken
 // from it); otherwise a byte-level vocabulary of 256 tokens is written.
