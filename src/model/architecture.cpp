@@ -77,7 +77,8 @@ constexpr ArchitectureInfo kArchitectures[] = {
      {.recurrent_state = true, .gpu_forward = true}, read_hybrid_keys},
     {Arch::Qwen35Moe, "qwen35moe", ArchFamily::Hybrid, RopeStyle::Neox,
      {.recurrent_state = true, .gpu_forward = true}, read_hybrid_keys},
-    {Arch::Qwen4Exp, "qwen4exp", ArchFamily::Qwen4Exp, RopeStyle::Neox, {.recurrent_state = true}, read_qwen4exp_keys},
+    {Arch::Qwen4Exp, "qwen4exp", ArchFamily::Qwen4Exp, RopeStyle::Neox, {.recurrent_state = true, .gpu_forward = true},
+     read_qwen4exp_keys},
 };
 
 }  // namespace

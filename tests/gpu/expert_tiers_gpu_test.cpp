@@ -27,7 +27,8 @@ struct TierCase {
 };
 
 std::string case_name(const ::testing::TestParamInfo<TierCase>& info) {
-    return info.param.model + "_slots" + std::to_string(info.param.slots) + "_" + info.param.lane;
+    return test::model_fixture_label(info.param.model) + "_slots" + std::to_string(info.param.slots) + "_" +
+           info.param.lane;
 }
 
 class GpuExpertTiers : public ::testing::TestWithParam<TierCase> {};
@@ -62,8 +63,8 @@ TEST_P(GpuExpertTiers, MatchesTransformersLogits) {
     const std::string why = gpu_unavailable_reason();
     if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
     const TierCase c = GetParam();
-    const std::string model_path = test::testdata_path("models/" + c.model + ".gguf");
-    const std::string ref_path = test::testdata_path("models/" + c.model + ".ref.gguf");
+    const std::string model_path = test::model_fixture_stem(c.model) + ".gguf";
+    const std::string ref_path = test::model_fixture_stem(c.model) + ".ref.gguf";
     STRATA_SKIP_IF_MISSING(model_path);
     STRATA_SKIP_IF_MISSING(ref_path);
     ThreadPool pool(ThreadPool::Options{.threads = 2});
@@ -105,7 +106,10 @@ INSTANTIATE_TEST_SUITE_P(Lanes, GpuExpertTiers,
                                            TierCase{"mixtral", 2, "auto"}, TierCase{"mixtral", 0, "cpu"},
                                            TierCase{"qwen3next", 2, "auto"}, TierCase{"qwen35moe", 0, "cpu"},
                                            TierCase{"deepseek3", 2, "auto"}, TierCase{"gptoss", 0, "stream"},
-                                           TierCase{"gptoss", 0, "cpu"}, TierCase{"gptoss", 3, "auto"}),
+                                           TierCase{"gptoss", 0, "cpu"}, TierCase{"gptoss", 3, "auto"},
+                                           TierCase{"project:qwen4exp", 1, "auto"},
+                                           TierCase{"project:qwen4exp", 2, "cpu"},
+                                           TierCase{"project:qwen4exp", 0, "stream"}),
                          case_name);
 
 // Streaming every miss runs the same kernels on the same bytes as the all-resident model (gpt-oss:
@@ -193,7 +197,7 @@ TEST_P(GpuExpertTiersPrefetch, CopiesAheadChangeNoBits) {
 
 // gpt-oss's router has a bias; deepseek3's routing is grouped (route_experts): both predicted too.
 INSTANTIATE_TEST_SUITE_P(Models, GpuExpertTiersPrefetch,
-                         ::testing::Values("qwen3moe", "mixtral", "qwen3next", "gptoss", "deepseek3"));
+                         ::testing::Values("qwen3moe", "mixtral", "qwen3next", "gptoss", "deepseek3", "project:qwen4exp"));
 
 // The early combine (a CPU lane beside a GPU part, awaited by the GPU through a counter in
 // page-locked memory while the host queues on) computes the bits of the lane awaited by the host

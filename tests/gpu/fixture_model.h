@@ -1,6 +1,6 @@
 #pragma once
-// The base of GPU tests over the fixture model the test parameter names (models/NAME.gguf of the
-// test data): skipped without a GPU or without the file; `file` is the opened model and `cpu` a
+// The base of GPU tests over the fixture model the test parameter names (model_fixture_stem: models/NAME.gguf
+// of the test data or a project fixture): skipped without a GPU or without the file; `file` is the opened model and `cpu` a
 // two-thread CPU context for the forward passes.
 //
 //   class GpuMyTest : public test::GpuFixtureModel {};
@@ -23,7 +23,7 @@ protected:
     void SetUp() override {
         const std::string why = gpu_unavailable_reason();
         if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
-        const std::string path = testdata_path("models/" + GetParam() + ".gguf");
+        const std::string path = model_fixture_stem(GetParam()) + ".gguf";
         STRATA_SKIP_IF_MISSING(path);
         auto opened = GgufFile::open(path);
         ASSERT_TRUE(opened) << opened.status().message();

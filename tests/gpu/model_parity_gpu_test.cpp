@@ -1,4 +1,4 @@
-// The GPU forward of the Llama family (gpt-oss included) against HF transformers' logits (testdata/models), with the
+// The GPU forward of every architecture against HF transformers' logits (testdata/models, and the project's own qwen4exp fixture), with the
 // thresholds of tests/model/parity_test.cpp: whole prompt as one batch and token by token, with
 // the KV cache in f16 (the default) and f32. Skips without a GPU.
 #include <gtest/gtest.h>
@@ -19,8 +19,8 @@ TEST_P(GpuModelParity, MatchesTransformersLogits) {
     const std::string why = gpu_unavailable_reason();
     if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
     const std::string name = GetParam();
-    const std::string model_path = test::testdata_path("models/" + name + ".gguf");
-    const std::string ref_path = test::testdata_path("models/" + name + ".ref.gguf");
+    const std::string model_path = test::model_fixture_stem(name) + ".gguf";
+    const std::string ref_path = test::model_fixture_stem(name) + ".ref.gguf";
     STRATA_SKIP_IF_MISSING(model_path);
     STRATA_SKIP_IF_MISSING(ref_path);
     ThreadPool pool(ThreadPool::Options{.threads = 2});
@@ -52,8 +52,13 @@ TEST_P(GpuModelParity, MatchesTransformersLogits) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, GpuModelParity, ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "gptoss",
-                                                                       "qwen3next", "qwen35moe", "deepseek3"));
+// qwen4exp: the project's own fixture (tests/model/data) and one in the outside data when it has one.
+INSTANTIATE_TEST_SUITE_P(Architectures, GpuModelParity,
+                         ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "gptoss", "qwen3next", "qwen35moe",
+                                           "deepseek3", "qwen4exp", "project:qwen4exp"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                             return test::model_fixture_label(param.param);
+                         });
 
 // Asking for the GPU where there is none names the reason instead of falling back silently.
 TEST(GpuModelSelection, GpuRequestWithoutGpuIsAnError) {

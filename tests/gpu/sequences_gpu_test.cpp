@@ -86,7 +86,7 @@ TEST_P(GpuHybridState, InterleavedSequencesEqualEachAlone) {
     EXPECT_EQ(stepper.step(a, prompt, 1), alone_a[1]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Hybrids, GpuHybridState, ::testing::Values("qwen3next", "qwen35moe"));
+INSTANTIATE_TEST_SUITE_P(Hybrids, GpuHybridState, ::testing::Values("qwen3next", "qwen35moe", "project:qwen4exp"));
 
 class GpuFusedSequences : public test::GpuFixtureModel {};
 
@@ -144,7 +144,8 @@ TEST_P(GpuFusedSequences, FusedStepsMatchEachAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, GpuFusedSequences,
-                         ::testing::Values("llama", "qwen3moe", "mixtral", "gptoss", "qwen3next", "qwen35moe", "deepseek3"));
+                         ::testing::Values("llama", "qwen3moe", "mixtral", "gptoss", "qwen3next", "qwen35moe", "deepseek3",
+                                           "project:qwen4exp"));
 
 }  // namespace
 }  // namespace strata

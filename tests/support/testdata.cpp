@@ -45,9 +45,16 @@ std::string quant_vector_path(const std::string& type_name) {
     return file_exists(next) ? next : testdata_path("quant/" + type_name + ".gguf");
 }
 
+std::string project_root() {
+    // A test binary run away from its build's checkout (a bundle on another machine) is told
+    // where the checkout is.
+    if (const char* env = std::getenv("STRATA_SOURCE_DIR"); env && *env) return env;
+    return STRATA_SOURCE_DIR;
+}
+
 std::string model_fixture_stem(const std::string& name) {
     const std::string project = "project:";
-    if (name.rfind(project, 0) == 0) return std::string(STRATA_SOURCE_DIR) + "/tests/model/data/" + name.substr(project.size());
+    if (name.rfind(project, 0) == 0) return project_root() + "/tests/model/data/" + name.substr(project.size());
     return testdata_path("models/" + name);
 }
 

@@ -26,6 +26,8 @@ std::vector<std::string> quant_vector_files();
 // ...and the one of a type ("Q4_K"), wherever it is (the quant/ path when neither has it).
 std::string quant_vector_path(const std::string& type_name);
 
+// The checkout's root: $STRATA_SOURCE_DIR when set (binaries run elsewhere), else the build's.
+std::string project_root();
 // A model fixture's path without ".gguf" / ".ref.gguf": "llama" is models/llama of the outside
 // data; "project:qwen4exp" is one this project made (tests/model/data; tools/fixtures/PROVENANCE.md).
 std::string model_fixture_stem(const std::string& name);

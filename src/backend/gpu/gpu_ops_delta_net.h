@@ -73,10 +73,11 @@ constexpr int64_t kGpuMaxDeltaNetHeadDim = 256;
 void gpu_gated_delta_rule(const float* qkv, int64_t n_tokens, int64_t conv_ch, const float* gates,
                           const GpuDeltaNetShape& shape, float* state, float* out, GpuContext& ctx);
 
-// cpu_gated_rms_norm: per row of n, out = x / sqrt(mean(x²) + eps) · weight · silu(z). out may
-// equal x.
+// cpu_gated_rms_norm: per row of n, out = x / sqrt(mean(x²) + eps) · weight · gate(z), gate silu
+// (Qwen3-Next, Qwen3.5) or sigmoid (qwen4exp's NormGate::Sigmoid). out may equal x.
+enum class GpuNormGate { Silu, Sigmoid };
 void gpu_gated_rms_norm(const float* x, const float* z, const float* weight, int64_t n_rows, int64_t n, float eps,
-                        float* out, GpuContext& ctx);
+                        float* out, GpuContext& ctx, GpuNormGate gate = GpuNormGate::Silu);
 
 // ---- gated full attention ---------------------------------------------------------------------
 // The q projection's rows (n_tokens · n_head heads of 2·head_dim: head_dim query values, then

@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(kRuleBlock) gated_delta_rule_kernel(const floa
 // One block per row. out may equal x: each thread rewrites only the elements it reads after the
 // reduction's barriers.
 __global__ void gated_rms_norm_kernel(const float* x, const float* z, const float* weight, int64_t n, float eps,
-                                      float* out) {
+                                      float* out, bool sigmoid_gate) {
     __shared__ float shared[kMaxWarpsPerBlock];
     const float* xr = x + blockIdx.x * n;
     const float* zr = z + blockIdx.x * n;
@@ -206,7 +206,9 @@ __global__ void gated_rms_norm_kernel(const float* x, const float* z, const floa
     float sum = 0.0f;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += xr[i] * xr[i];
     const float scale = 1.0f / sqrtf(block_sum(sum, shared) / static_cast<float>(n) + eps);
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) o[i] = xr[i] * scale * weight[i] * silu(zr[i]);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        o[i] = xr[i] * scale * weight[i] * (sigmoid_gate ? sigmoid(zr[i]) : silu(zr[i]));
+    }
 }
 
 __global__ void split_q_gate_kernel(const float* qg, int64_t total, int64_t head_dim, float* q, float* gate) {
@@ -306,10 +308,11 @@ void gpu_gated_delta_rule(const float* qkv, int64_t n_tokens, int64_t conv_ch, c
 }
 
 void gpu_gated_rms_norm(const float* x, const float* z, const float* weight, int64_t n_rows, int64_t n, float eps,
-                        float* out, GpuContext& ctx) {
+                        float* out, GpuContext& ctx, GpuNormGate gate) {
     STRATA_CHECK(n > 0, "gpu_gated_rms_norm: empty rows");
     if (n_rows == 0) return;
-    gated_rms_norm_kernel<<<static_cast<unsigned>(n_rows), kRowBlock, 0, stream_of(ctx)>>>(x, z, weight, n, eps, out);
+    gated_rms_norm_kernel<<<static_cast<unsigned>(n_rows), kRowBlock, 0, stream_of(ctx)>>>(x, z, weight, n, eps, out,
+                                                                                          gate == GpuNormGate::Sigmoid);
     STRATA_GPU_LAUNCHED();
 }
 

@@ -22,5 +22,8 @@ Result<std::unique_ptr<Model>> load_gpu_hybrid(const GgufFile&, const ModelConfi
 Result<std::unique_ptr<Model>> load_gpu_deepseek2(const GgufFile&, const ModelConfig&, const ComputeOptions&) {
     return no_gpu();
 }
+Result<std::unique_ptr<Model>> load_gpu_qwen4exp(const GgufFile&, const ModelConfig&, const ComputeOptions&) {
+    return no_gpu();
+}
 
 }  // namespace strata

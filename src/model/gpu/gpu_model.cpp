@@ -31,7 +31,7 @@ Result<std::unique_ptr<Model>> load_gpu_forward(ArchFamily family, const GgufFil
         case ArchFamily::GptOss: return load_gpu_llama_family(file, config, options);
         case ArchFamily::Deepseek2: return load_gpu_deepseek2(file, config, options);
         case ArchFamily::Hybrid: return load_gpu_hybrid(file, config, options);
-        case ArchFamily::Qwen4Exp: break;  // the CPU forward only, so far
+        case ArchFamily::Qwen4Exp: return load_gpu_qwen4exp(file, config, options);
     }
     return Status::error("{}: no GPU forward pass for architecture {}", file.path(), config.arch_name());
 }

@@ -90,13 +90,16 @@ std::string gpu_unavailable_reason();
 
 Result<std::unique_ptr<Model>> load_model_on(const GgufFile& file, const ComputeOptions& options);
 
-// The GPU forward passes (model/gpu/gpu_llama.cpp, gpu_hybrid.cpp, gpu_deepseek2.cpp; an error
-// in builds without a GPU): the Llama family with gpt-oss, qwen3next / qwen35moe, and deepseek2.
+// The GPU forward passes (model/gpu/gpu_llama.cpp, gpu_hybrid.cpp, gpu_deepseek2.cpp,
+// gpu_qwen4exp.cpp; an error in builds without a GPU): the Llama family with gpt-oss, qwen3next /
+// qwen35moe, deepseek2 and qwen4exp.
 Result<std::unique_ptr<Model>> load_gpu_llama_family(const GgufFile& file, const ModelConfig& config,
                                                      const ComputeOptions& options);
 Result<std::unique_ptr<Model>> load_gpu_hybrid(const GgufFile& file, const ModelConfig& config,
                                                const ComputeOptions& options);
 Result<std::unique_ptr<Model>> load_gpu_deepseek2(const GgufFile& file, const ModelConfig& config,
                                                   const ComputeOptions& options);
+Result<std::unique_ptr<Model>> load_gpu_qwen4exp(const GgufFile& file, const ModelConfig& config,
+                                                 const ComputeOptions& options);
 
 }  // namespace strata

@@ -104,7 +104,7 @@ void GpuTransformer::forward_one(const Batch& batch, KvCache& kv, RecurrentState
     const int64_t n = batch.n_tokens;
     STRATA_CHECK(batch.pos0 + n <= kv.n_ctx(), "batch runs past the KV cache");
     STRATA_CHECK(logits != nullptr || which == LogitsFor::Last, "only the last row's logits can stay on the device");
-    seqs_.assign(1, SeqRows{0, n, &storage, state});
+    seqs_.assign(1, SeqRows{0, n, batch.pos0, &storage, state});
     GpuContext& g = shares_[0]->ctx();
     g.activate();
     ++passes_;
@@ -151,7 +151,7 @@ void GpuTransformer::forward_multi(std::span<const SequenceStep> steps, CpuConte
                          "a recurrent state cannot be rewound: the batch must start where the last one ended");
         }
         const int64_t first = static_cast<int64_t>(tokens.size());
-        seqs_.push_back(SeqRows{first, s.n_tokens, &device_cache(*s.kv, shares_.size()), state});
+        seqs_.push_back(SeqRows{first, s.n_tokens, s.pos0, &device_cache(*s.kv, shares_.size()), state});
         for (int64_t i = 0; i < s.n_tokens; ++i) {
             tokens.push_back(s.tokens[i]);
             positions.push_back(static_cast<int32_t>(s.pos0 + i));
@@ -330,7 +330,7 @@ Status GpuTransformer::finish_load(const GgufFile& file, const Weight& token_emb
     // A tensor split replays when its all-reduce can be captured.
     const bool capturable = tensor_ ? peer_access_ && collective_->capturable() : shares_.size() == 1 || peer_access_;
     if (!any_tiers && !first.profiling() && capturable) {
-        decode_graph_ = std::make_unique<DecodeGraph>(first.ctx(), config_.n_vocab, config_.n_embd);
+        decode_graph_ = std::make_unique<DecodeGraph>(first.ctx(), config_.n_vocab, config_.n_embd + host_extra_width());
     }
     return Status::ok();
 }
@@ -416,6 +416,7 @@ const float* GpuTransformer::queue_forward(const float* host_rows, const int32_t
         const int32_t* pos = positions;
         if (s == 0) {
             op("upload embedding rows", [&] { g.upload(x, host_rows, static_cast<uint64_t>(n * e) * sizeof(float)); });
+            host_extras_ = host_rows + n * e;
             // Each block leaves h = the next norm of x: the first layer's input norm is the only
             // one computed alone.
             const float* first_norm = c.n_layer == 0 ? output_norm_.f32() : input_norm(0);
@@ -584,8 +585,8 @@ float* GpuTransformer::queue_tensor_layers(const float* host_rows, const int32_t
 }
 
 const float* GpuTransformer::embed_on_host(const int32_t* tokens, int64_t n, CpuContext& cpu) {
-    const int64_t e = config_.n_embd;
-    const uint64_t bytes = static_cast<uint64_t>(n * e) * sizeof(float);
+    const int64_t e = config_.n_embd, extra = host_extra_width();
+    const uint64_t bytes = static_cast<uint64_t>(n * (e + extra)) * sizeof(float);
     if (embedded_.bytes() < bytes) {
         // Page-locked, so the copy up runs asynchronously; the previous step's copy has finished
         // (every forward synchronizes before it returns).
@@ -604,6 +605,8 @@ const float* GpuTransformer::embed_on_host(const int32_t* tokens, int64_t n, Cpu
             cpu_get_rows(token_embd_, tokens + t0, t1 - t0, rows + t0 * e);
         });
     }
+    // The extras after all n embedding rows: for one token, [embedding | extras] is one row.
+    if (extra > 0) fill_host_extras(tokens, n, rows + n * e, cpu);
     return rows;
 }
 

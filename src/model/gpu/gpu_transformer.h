@@ -41,6 +41,7 @@
 #include "backend/gpu/gpu_decode_graph.h"
 #include "model/gpu/gpu_model.h"
 #include "backend/gpu/gpu_ops.h"
+#include "backend/gpu/gpu_ops_qwen4exp.h"
 #include "backend/gpu/gpu_sampling.h"
 #include "backend/gpu/gpu_shard.h"
 #include "model/blocks/blocks.h"
@@ -77,11 +78,12 @@ struct GpuMoeWeights {
 class GpuKvStorage final : public KvCacheStorage {
 public:
     uint64_t bytes() const override {
-        uint64_t total = 0;
+        uint64_t total = index_keys ? index_keys->bytes() : 0;
         for (const auto& c : caches) total += c->bytes();
         return total;
     }
     std::vector<std::unique_ptr<GpuKvCache>> caches;
+    std::unique_ptr<GpuIndexKeys> index_keys;  // QSA's index keys (qwen4exp, one GPU); null elsewhere
 };
 
 class GpuTransformer : public Model {
@@ -191,6 +193,14 @@ protected:
                              const float* next_norm, CpuContext& cpu) = 0;
     // Device addresses a captured step reads beyond the KV cache (a recurrent state).
     virtual void add_graph_addresses(std::vector<const void*>&) const {}
+    // Per-token inputs looked up on the host beside the embedding row (qwen4exp's PLE table rows,
+    // from RAM or the SSD): floats per token, and the lookup of the step's rows (seqs_ says which
+    // sequence each belongs to) into `out` (n rows of host_extra_width). They go up with the
+    // embedding rows, so a captured decode step replays them; queue_layer finds them at
+    // host_extras_ (page-locked host memory, n rows).
+    virtual int64_t host_extra_width() const { return 0; }
+    virtual void fill_host_extras(const int32_t* tokens, int64_t n, float* out, CpuContext& cpu) {}
+    const float* host_extras_ = nullptr;
     // The routing of layer `layer`'s experts when it is not moe_ffn's softmax top-k (DeepSeek's
     // grouped sigmoid routing): an architecture that sets custom_routing_ writes n rows of k
     // expert ids and weights from the router logits here, queued on the current share's stream.
@@ -200,6 +210,7 @@ protected:
     // recurrent state (hybrid models; null otherwise).
     struct SeqRows {
         int64_t first = 0, n = 0;
+        int64_t pos0 = 0;  // the position of its first row
         GpuKvStorage* kv = nullptr;
         RecurrentState* state = nullptr;
     };
@@ -234,8 +245,10 @@ protected:
     // The attention after the projections: q (roped here), k, v → each sequence's cache →
     // attention → output projection (+ bias) into `proj`; `gate` (optional, rows as the
     // attention output) scales the output by sigmoid(gate) first (gated attention).
+    // With `selection` (rows of the whole step) each query reads only the keys QSA's indexer kept.
     void attend_and_project(const GpuAttentionWeights& w, float* q, const float* k, const float* v, int64_t n,
-                            const int32_t* positions, int64_t layer, const GpuRope& rope, const float* gate, float* proj);
+                            const int32_t* positions, int64_t layer, const GpuRope& rope, const float* gate, float* proj,
+                            const GpuKeySelection* selection = nullptr);
     GpuRope rope_params(int64_t rope_dims) const;
     // x += down(silu(gate(h)) · up(h)), h = ffn_norm(x) on entry; leaves h = next_norm(x).
     void dense_ffn(const GpuDenseFfnWeights& w, float* x, float* h, int64_t n, const float* next_norm);

@@ -51,7 +51,7 @@ GpuRope GpuTransformer::rope_params(int64_t rope_dims) const {
 
 void GpuTransformer::attend_and_project(const GpuAttentionWeights& w, float* q, const float* k, const float* v,
                                         int64_t n, const int32_t* positions, int64_t layer, const GpuRope& rope,
-                                        const float* gate, float* proj) {
+                                        const float* gate, float* proj, const GpuKeySelection* selection) {
     const ModelConfig& c = config_;
     GpuContext& g = cur_->ctx();
     const int64_t q_dim = heads() * c.head_dim_k, k_dim = heads_kv() * c.head_dim_k, v_dim = heads_kv() * c.head_dim_v;
@@ -78,6 +78,13 @@ void GpuTransformer::attend_and_project(const GpuAttentionWeights& w, float* q, 
                                    rope, pos, cache, layer, g);
         });
         const GpuQ8Rows aq_rows = aq.q ? gpu_q8_rows_from(aq, s.first) : GpuQ8Rows{};
+        if (selection) {
+            GpuKeySelection rows = *selection;
+            rows.blocks += s.first * rows.keep;
+            op("qsa_attention", [&] { gpu_qsa_attention(qs, cache, layer, s.n, pos, ap, rows, attn + s.first * attn_width, g); });
+            attn_quantized = false;
+            continue;
+        }
         op("attention", [&] {
             attn_quantized = gpu_attention_at(qs, cache, layer, s.n, pos, ap, attn + s.first * attn_width, g,
                                               aq.q ? &aq_rows : nullptr) &&

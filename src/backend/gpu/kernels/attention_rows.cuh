@@ -34,6 +34,12 @@ __device__ __forceinline__ KeySpan visible_keys(const GpuAttentionParams& p, int
     return {p.sliding_window > 0 ? max(static_cast<int64_t>(0), end - p.sliding_window) : 0, end};
 }
 
+// Which key the i-th key a warp walks is: the i-th (contiguous spans), or a selection's
+// (ops_qsa.cu: the blocks QSA's indexer kept).
+struct ContiguousKeys {
+    __device__ __forceinline__ int64_t operator()(int64_t i) const { return i; }
+};
+
 // One KV head's rows of a layer: element d of key j is k[j · k_stride + d].
 template <typename KV>
 struct HeadRows {
@@ -42,24 +48,27 @@ struct HeadRows {
     int64_t k_stride, v_stride, head_dim_k, head_dim_v;
 };
 
-// Folds keys [begin, end) into this warp's running softmax (m: largest logit so far, l: Σ
+// Folds keys key_at(begin) .. key_at(end - 1) into this warp's running softmax (m: largest logit so far, l: Σ
 // exp(logit − m), acc: Σ exp(logit − m) · value, lane holding dims lane + i · warp size). Warp w
 // takes key groups w, w + n_warps, ...; qv holds the (already scaled) query the same way.
-template <typename KV>
+template <typename KV, typename KeyAt = ContiguousKeys>
 __device__ __forceinline__ void warp_attend(const float* qv, const HeadRows<KV>& rows, int64_t begin, int64_t end,
-                                            int warp, int n_warps, float& m, float& l, float* acc) {
+                                            int warp, int n_warps, float& m, float& l, float* acc,
+                                            KeyAt key_at = {}) {
     constexpr int G = kKeyGroup;
     const int lane = static_cast<int>(threadIdx.x) % vendor::kWarpSize;
     for (int64_t base = begin + static_cast<int64_t>(warp) * G; base < end; base += static_cast<int64_t>(n_warps) * G) {
         float s[G];
+        int64_t key[G];
 #pragma unroll
         for (int g = 0; g < G; ++g) {
-            const int64_t j = base + g;
+            const int64_t j = base + g < end ? key_at(base + g) : 0;  // (past the end: masked)
+            key[g] = j;
             float dot = 0.0f;
 #pragma unroll
             for (int i = 0; i < kRowPerLane; ++i) {
                 const int64_t d = lane + i * vendor::kWarpSize;
-                if (j < end && d < rows.head_dim_k) dot += qv[i] * load_kv(rows.k + j * rows.k_stride, d);
+                if (base + g < end && d < rows.head_dim_k) dot += qv[i] * load_kv(rows.k + j * rows.k_stride, d);
             }
             s[g] = dot;
         }
@@ -85,7 +94,7 @@ __device__ __forceinline__ void warp_attend(const float* qv, const HeadRows<KV>&
             float a = acc[i] * correction;
 #pragma unroll
             for (int g = 0; g < G; ++g) {
-                if (base + g < end) a += weight[g] * load_kv(rows.v + (base + g) * rows.v_stride, d);
+                if (base + g < end) a += weight[g] * load_kv(rows.v + key[g] * rows.v_stride, d);
             }
             acc[i] = a;
         }
