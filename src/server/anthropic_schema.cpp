@@ -178,8 +178,8 @@ std::optional<ApiError> parse_messages(const ojson& body, GenerationRequest& r) 
         if (!m.is_object()) return ApiError::invalid(where, fmt::format("{}: expected an object {{role, content}}, got {}", where, shown(m)));
         const ojson* role = field(m, "role");
         const std::string role_name = role && role->is_string() ? role->get<std::string>() : "";
-        if (role_name != "user" && role_name != "assistant") {
-            return ApiError::invalid(where + ".role", fmt::format("{}.role: expected \"user\" or \"assistant\" (the system prompt goes in \"system\"), got {}",
+        if (role_name != "user" && role_name != "assistant" && role_name != "system") {
+            return ApiError::invalid(where + ".role", fmt::format("{}.role: expected \"user\", \"assistant\" or \"system\", got {}",
                                                                   where, role ? shown(*role) : "nothing"));
         }
         const ojson* content = field(m, "content");
@@ -188,6 +188,14 @@ std::optional<ApiError> parse_messages(const ojson& body, GenerationRequest& r) 
                                                                      where, content ? shown(*content) : "nothing"));
         }
         const std::string at = where + ".content";
+        if (role_name == "system") {
+            // Instructions within the conversation (Claude Code sends them): a system message where
+            // it stands. A template that allows a system message only first says so (a 400).
+            auto text = text_of(*content, at);
+            if (!text) return text.error;
+            out.push_back({{"role", "system"}, {"content", *text.value}});
+            continue;
+        }
         auto e = role_name == "user" ? add_user_turn(*content, at, out) : add_assistant_turn(*content, at, out);
         if (e) return e;
     }
@@ -330,6 +338,23 @@ ApiResult<GenerationRequest> parse_messages_request(std::string_view text, const
         if (auto e = parse_generation_fields(j, defaults, r)) return *e;
     }
     return r;
+}
+
+std::optional<ApiError> check_messages_context(int64_t n_prompt, int64_t max_tokens, int64_t n_ctx) {
+    if (n_prompt >= n_ctx) {
+        return ApiError{400,
+                        fmt::format("prompt is too long: {} tokens > {} maximum (the server's context is {} tokens, one of them for "
+                                    "the reply: shorten the conversation, or restart the server with a larger --ctx-size)",
+                                    n_prompt, n_ctx - 1, n_ctx),
+                        "invalid_request_error", "context_length_exceeded", "messages"};
+    }
+    if (n_prompt + max_tokens > n_ctx) {
+        return ApiError{400,
+                        fmt::format("input length and `max_tokens` exceed context limit: {} + {} > {}, decrease input length or `max_tokens` and try again",
+                                    n_prompt, max_tokens, n_ctx),
+                        "invalid_request_error", "context_length_exceeded", "max_tokens"};
+    }
+    return std::nullopt;
 }
 
 nlohmann::json AnthropicError::to_json() const {

@@ -12,6 +12,7 @@
 //   body = message_json(make_message_id(), model, blocks.content(), "end_turn", "", usage);
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,12 @@ enum class MessagesEndpoint {
 // this server serves one model. tool_choice "any" / "tool" are refused (see the .cpp).
 ApiResult<GenerationRequest> parse_messages_request(std::string_view body, const SamplingParams& defaults,
                                                     MessagesEndpoint endpoint);
+
+// The prompt and max_tokens against the context, refused in the words of Anthropic's API, which
+// its clients read: Claude Code retries with a max_tokens that fits on "input length and
+// `max_tokens` exceed context limit: P + N > C", and compacts the conversation on "prompt is too
+// long".
+std::optional<ApiError> check_messages_context(int64_t n_prompt, int64_t max_tokens, int64_t n_ctx);
 
 // An error as the Anthropic API reports it, from the status and code of the server's ApiError.
 struct AnthropicError {

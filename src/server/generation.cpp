@@ -36,6 +36,13 @@ ApiResult<ChatPrompt> render_chat_prompt(const ServerContext& ctx, const Generat
 }
 
 ApiResult<Prepared> prepare_generation(const ServerContext& ctx, GenerationRequest request) {
+    auto p = prepare_prompt(ctx, std::move(request));
+    if (!p) return p;
+    if (auto e = fit_to_context(ctx, *p.value)) return *e;
+    return p;
+}
+
+ApiResult<Prepared> prepare_prompt(const ServerContext& ctx, GenerationRequest request) {
     const Tokenizer& tok = *ctx.model().tokenizer;
     Prepared p;
     p.request = std::move(request);
@@ -58,13 +65,18 @@ ApiResult<Prepared> prepare_generation(const ServerContext& ctx, GenerationReque
         p.spec.prompt = tok.encode(r.prompt_text, tok.wants_bos(), /*parse_special=*/false);
     }
     if (p.spec.prompt.empty()) return ApiError::invalid("prompt", "the prompt is empty after tokenization");
+    return p;
+}
+
+std::optional<ApiError> fit_to_context(const ServerContext& ctx, Prepared& p) {
+    const GenerationRequest& r = p.request;
     const int64_t n_ctx = ctx.scheduler().options().n_ctx;
-    if (auto e = check_context_budget(static_cast<int64_t>(p.spec.prompt.size()), r.max_tokens, n_ctx, p.spec.max_tokens)) return *e;
+    if (auto e = check_context_budget(static_cast<int64_t>(p.spec.prompt.size()), r.max_tokens, n_ctx, p.spec.max_tokens)) return e;
     p.spec.sampling = r.sampling;
     p.spec.stop = r.stop;
     p.spec.ignore_eos = r.ignore_eos;
     p.spec.deadline = Clock::now() + ctx.options.timeout;
-    return p;
+    return std::nullopt;
 }
 
 ApiResult<std::shared_ptr<Generation>> start_generation(ServerContext& ctx, Prepared prepared, const httplib::Request& req,

@@ -48,6 +48,10 @@ struct Prepared {
     TaskSpec spec;
 };
 ApiResult<Prepared> prepare_generation(const ServerContext& ctx, GenerationRequest request);
+// Its two halves, for a route that words the context check its own way: the prompt built (the
+// spec's prompt and render flag set), then the context check and the rest of the task's settings.
+ApiResult<Prepared> prepare_prompt(const ServerContext& ctx, GenerationRequest request);
+std::optional<ApiError> fit_to_context(const ServerContext& ctx, Prepared& p);
 
 // A queued or running task with what its answer is built from.
 struct Generation {

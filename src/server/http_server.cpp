@@ -52,7 +52,7 @@ void reply_api_error(const httplib::Request& req, httplib::Response& res, const 
 
 bool public_route(const httplib::Request& req) {
     // The page is static text with no data; the API calls it makes carry the key the user enters.
-    return req.path == "/health" || (req.path == "/" && req.method == "GET");
+    return req.path == "/health" || (req.path == "/" && (req.method == "GET" || req.method == "HEAD"));
 }
 
 }  // namespace
@@ -114,6 +114,10 @@ void HttpServer::install_routes() {
             reply_api_error(req, res, ApiError{401, "invalid or missing API key: send the header 'Authorization: Bearer <key>' or 'x-api-key: <key>'",
                                                "authentication_error", "invalid_api_key", ""});
             res.set_header("WWW-Authenticate", "Bearer");
+            // The refusal comes before the body is read; what is left of it would be taken for
+            // the next request on a kept-alive connection (a client that retries on the same
+            // connection got 414 for its body's bytes), so the client must open a new one.
+            res.set_header("Connection", "close");
             return httplib::Server::HandlerResponse::Handled;
         }
         return httplib::Server::HandlerResponse::Unhandled;

@@ -131,8 +131,14 @@ void handle_messages(ServerContext& ctx, const httplib::Request& req, httplib::R
     if (auto e = check_serving(ctx)) return reply_anthropic_error(res, *e);
     auto parsed = parse_messages_request(req.body, ctx.options.default_sampling, MessagesEndpoint::Create);
     if (!parsed) return reply_anthropic_error(res, parsed.error);
-    auto prepared = prepare_generation(ctx, std::move(*parsed.value));
+    auto prepared = prepare_prompt(ctx, std::move(*parsed.value));
     if (!prepared) return reply_anthropic_error(res, prepared.error);
+    // max_tokens is required here, so the check below is the one that applies.
+    if (auto e = check_messages_context(static_cast<int64_t>(prepared.value->spec.prompt.size()),
+                                        prepared.value->request.max_tokens.value_or(1), ctx.scheduler().options().n_ctx)) {
+        return reply_anthropic_error(res, *e);
+    }
+    if (auto e = fit_to_context(ctx, *prepared.value)) return reply_anthropic_error(res, *e);
     auto started = start_generation(ctx, std::move(*prepared.value), req, res);
     if (!started) return reply_anthropic_error(res, started.error);
 

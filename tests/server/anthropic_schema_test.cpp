@@ -84,6 +84,28 @@ TEST(AnthropicSchema, BlocksBecomeTheMessagesTemplatesRead) {
     EXPECT_EQ(r.value->messages, expected) << r.value->messages.dump(2);
 }
 
+TEST(AnthropicSchema, ASystemMessageWithinTheConversationStaysWhereItIs) {
+    // Claude Code sends instructions as a "system" message after the first user turn.
+    auto r = messages(R"({"model":"m","max_tokens":8,"system":"first","messages":[{"role":"user","content":"hi"},)"
+                      R"({"role":"system","content":[{"type":"text","text":"agents: a, b"}]},{"role":"user","content":"go"}]})");
+    ASSERT_TRUE(r) << r.error.message;
+    EXPECT_EQ(r.value->messages, nlohmann::ordered_json::parse(R"([{"role":"system","content":"first"},{"role":"user","content":"hi"},
+        {"role":"system","content":"agents: a, b"},{"role":"user","content":"go"}])"));
+}
+
+TEST(AnthropicSchema, TheContextCheckSpeaksAnthropicsWords) {
+    EXPECT_FALSE(check_messages_context(100, 412, 512));
+    auto over = check_messages_context(100, 64000, 512);
+    ASSERT_TRUE(over);
+    EXPECT_EQ(over->http_status, 400);
+    EXPECT_EQ(over->param, "max_tokens");
+    EXPECT_EQ(over->message, "input length and `max_tokens` exceed context limit: 100 + 64000 > 512, decrease input length or `max_tokens` and try again");
+    auto long_prompt = check_messages_context(600, 1, 512);
+    ASSERT_TRUE(long_prompt);
+    EXPECT_EQ(long_prompt->message.rfind("prompt is too long: 600 tokens > 511 maximum", 0), 0u) << long_prompt->message;
+    EXPECT_NE(long_prompt->message.find("--ctx-size"), std::string::npos);
+}
+
 TEST(AnthropicSchema, ToolsTakeTheOpenAiFormAndToolChoiceIsHonest) {
     const std::string tools = R"("tools":[{"name":"get_weather","description":"Weather now","input_schema":{"type":"object"}},)"
                               R"({"type":"custom","name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}])";
@@ -150,7 +172,8 @@ TEST(AnthropicSchema, WrongTypesNameTheField) {
 TEST(AnthropicSchema, MessageErrorsNameTheBlock) {
     auto one = [](const std::string& message) { return R"({"model":"m","max_tokens":5,"messages":[)" + message + "]}"; };
     expect_error(one(R"("hi")"), 400, "messages[0]", "expected an object");
-    expect_error(one(R"({"role":"system","content":"x"})"), 400, "messages[0].role", "the system prompt goes in \"system\"");
+    expect_error(one(R"({"role":"king","content":"x"})"), 400, "messages[0].role", "expected \"user\", \"assistant\" or \"system\", got \"king\"");
+    expect_error(one(R"({"role":"system","content":[{"type":"image"}]})"), 400, "messages[0].content[0]", "image blocks are not supported");
     expect_error(one(R"({"role":"user"})"), 400, "messages[0].content", "got nothing");
     expect_error(one(R"({"role":"user","content":[{"type":"text","text":5}]})"), 400, "messages[0].content[0].text", "expected a string, got 5");
     expect_error(one(R"({"role":"user","content":[{"text":"x"}]})"), 400, "messages[0].content[0]", "expected a content block");

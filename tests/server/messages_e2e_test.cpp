@@ -260,7 +260,10 @@ TEST(MessagesE2E, BadRequestsGetAnthropicErrorsAndTheServerStaysUp) {
     forced["tools"] = {kWeatherTool};
     forced["tool_choice"] = {{"type", "any"}};
     expect_anthropic_error(post(c, "/v1/messages", forced), 400, "invalid_request_error", "constrained decoding");
-    expect_anthropic_error(post(c, "/v1/messages", request("x", 100000)), 400, "invalid_request_error", "max_tokens is 100000");
+    expect_anthropic_error(post(c, "/v1/messages", request("x", 100000)), 400, "invalid_request_error",
+                           "input length and `max_tokens` exceed context limit: 19 + 100000 > 512");
+    expect_anthropic_error(post(c, "/v1/messages", request(std::string(600, 'x'))), 400, "invalid_request_error",
+                           "prompt is too long: 618 tokens > 511 maximum");
     expect_anthropic_error(post(c, "/v1/messages", request(std::string(100 << 10, 'x'))), 413, "request_too_large", "larger than");
     expect_anthropic_error(c.Get("/v1/messages"), 404, "not_found_error", "no route GET /v1/messages");
     expect_anthropic_error(post(c, "/v1/messages/batches", request("x")), 404, "not_found_error", "/v1/messages/count_tokens");
@@ -290,6 +293,20 @@ TEST(MessagesE2E, TheKeyIsTakenAsXApiKeyOrBearer) {
     expect_anthropic_error(post(c, "/v1/messages/count_tokens", request("x"), {{"x-api-key", "s3cret-key-longer"}}), 401,
                            "authentication_error", "API key");
     EXPECT_EQ(post(c, "/v1/messages", request("x"), {{"x-api-key", "s3cret-key"}})->status, 200);
+    // A refused request's body is never read: the connection closes, so the client's next request
+    // on a kept-alive connection is not read from that body (Claude Code retries that way).
+    {
+        auto kept = srv.client();
+        kept.set_keep_alive(true);
+        auto refused = post(kept, "/v1/messages", request(std::string(32 << 10, 'x')), {{"x-api-key", "wrong"}});
+        ASSERT_TRUE(refused);
+        EXPECT_EQ(refused->status, 401);
+        EXPECT_EQ(refused->get_header_value("Connection"), "close");
+        auto next = post(kept, "/v1/messages", request("x"), {{"x-api-key", "s3cret-key"}});
+        ASSERT_TRUE(next);
+        EXPECT_EQ(next->status, 200) << next->body;
+    }
+    EXPECT_EQ(c.Head("/")->status, 200);  // Claude Code's reachability check
     EXPECT_EQ(post(c, "/v1/messages", request("x"), {{"Authorization", "Bearer s3cret-key"}})->status, 200);
     EXPECT_EQ(post(c, "/v1/messages/count_tokens", request("x"), {{"x-api-key", "s3cret-key"}})->status, 200);
     // The OpenAI routes take x-api-key too, and answer a missing key in their own shape.
