@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
+#include <thread>
+
 #include "server/sse.h"
 #include "test_server.h"
 
@@ -281,6 +284,48 @@ TEST(MessagesE2E, LoadingIsAnOverloadedError) {
     auto c = srv.client();
     expect_anthropic_error(post(c, "/v1/messages", request("x")), 529, "overloaded_error", "still loading");
     expect_anthropic_error(post(c, "/v1/messages/count_tokens", request("x")), 529, "overloaded_error", "still loading");
+}
+
+// A server whose replies never end on their own: every generated token is "a".
+std::unique_ptr<TestServer> endless_server(ServerOptions o, size_t max_queue) {
+    Engine& model = hermes_model();
+    const int32_t a = model.tokenizer->encode("a", false, false).at(0);
+    SchedulerOptions so{.n_slots = 1, .n_ctx = 32768, .n_batch = 64, .max_queue = max_queue};
+    so.forced_next_token = [a](const std::vector<int32_t>&, int64_t) { return a; };
+    return std::make_unique<TestServer>(std::move(o), so, &model);
+}
+
+TEST(MessagesE2E, AFullQueueIsOverloadedAndATimeoutMidStreamIsAnErrorEvent) {
+    ServerOptions o;
+    o.timeout = std::chrono::seconds(1);
+    auto srv = endless_server(o, /*max_queue=*/0);
+    std::atomic<bool> started{false};
+    Streamed long_one;
+    std::thread holder([&] {
+        auto hc = srv->client();
+        json body = request("hold the slot", 32000);  // far more than 1 s of tokens
+        body["stream"] = true;
+        long_one = post_stream(hc, "/v1/messages", body, [&](const std::string&) {
+            started = true;
+            return true;
+        });
+    });
+    auto c = srv->client();
+    for (int i = 0; i < 400 && !started; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(started);
+    auto busy = post(c, "/v1/messages", request("x"));
+    expect_anthropic_error(busy, 529, "overloaded_error", "queue");
+    EXPECT_EQ(busy->get_header_value("Retry-After"), "1");
+    holder.join();  // the 1 s limit ends the held stream
+
+    // The status line went out with the stream's first event; the timeout arrives as an error event.
+    ASSERT_EQ(long_one.status, 200);
+    const auto events = events_of(long_one);
+    ASSERT_GE(events.size(), 3u);
+    EXPECT_EQ(events.front().first, "message_start");
+    EXPECT_EQ(events.back().first, "error");
+    EXPECT_EQ(events.back().second["error"]["type"], "api_error");
+    EXPECT_NE(events.back().second["error"]["message"].get<std::string>().find("timed out"), std::string::npos) << events.back().second;
 }
 
 TEST(MessagesE2E, TheKeyIsTakenAsXApiKeyOrBearer) {
