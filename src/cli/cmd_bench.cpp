@@ -27,6 +27,7 @@
 #include "cli/engine_flags.h"
 #include "gguf/reader.h"
 #include "model/model.h"
+#include "model/ple_table.h"
 #include "model/tensor_roles.h"
 #include "runtime/decode_bound.h"
 #include "runtime/memory_bandwidth.h"
@@ -222,6 +223,16 @@ int run_bench(const BenchOptions& o) {
     // bound_tok_s = 0: no bound for this test (prompt processing, or no bandwidth measured).
     // The tiers' counters over the timed windows only (not the warm-up, the depth fill, the first token).
     GpuExpertTierStats tiers_window, window_start;
+    // The same for qwen4exp's n-gram table (model/ple_table.h): rows looked up, the disk's reads.
+    const PleTable* ple = model.ple_table();
+    PleTableStats ple_window, ple_start;
+    auto ple_snapshot = [&] { return ple ? ple->stats() : PleTableStats{}; };
+    auto add_ple_window = [&] {
+        const PleTableStats now = ple_snapshot();
+        ple_window.rows += now.rows - ple_start.rows;
+        ple_window.disk_reads += now.disk_reads - ple_start.disk_reads;
+        ple_window.disk_bytes += now.disk_bytes - ple_start.disk_bytes;
+    };
     auto tier_snapshot = [&] {
         if (!placement.stats) return GpuExpertTierStats{};
         std::lock_guard lock(*placement.stats_mutex);
@@ -230,7 +241,15 @@ int run_bench(const BenchOptions& o) {
     auto report = [&](const std::string& name, const std::vector<double>& rates, uint64_t bytes_per_token,
                       const OpProfile& profile, const OpProfile& cpu_profile, const std::vector<double>& probes_beside = {}) {
         Stat s = stats(rates);
-        nlohmann::ordered_json tiers;
+        nlohmann::ordered_json tiers, ngram;
+        if (ple != nullptr) {
+            const double tokens = static_cast<double>(std::stoll(name.substr(2))) * static_cast<double>(rates.size());
+            ngram = {{"tier", ple_table_tier_name(ple->tier())},
+                     {"direct_io", ple->direct_io()},
+                     {"rows_per_token", static_cast<double>(ple_window.rows) / tokens},
+                     {"disk_reads_per_token", static_cast<double>(ple_window.disk_reads) / tokens},
+                     {"disk_bytes_per_token", static_cast<double>(ple_window.disk_bytes) / tokens}};
+        }
         if (placement.stats) {
             const int64_t per_run = std::stoll(name.substr(2));
             tiers = tier_delta(GpuExpertTierStats{}, tiers_window, static_cast<double>(per_run) * static_cast<double>(rates.size()));
@@ -245,6 +264,7 @@ int run_bench(const BenchOptions& o) {
             nlohmann::ordered_json r{{"test", name},       {"depth", o.depth},   {"tokens_per_second", s.mean},
                                      {"stddev", s.sd},     {"samples", rates}};
             if (!tiers.is_null()) r["tiers"] = tiers;
+            if (!ngram.is_null()) r["ngram_table"] = ngram;
             if (!profile.rows.empty()) r["gpu_profile"] = profile.json();
             if (!cpu_profile.rows.empty()) r["cpu_profile"] = cpu_profile.json();
             if (bound > 0) {
@@ -284,6 +304,11 @@ int run_bench(const BenchOptions& o) {
                        tiers["ms_cpu_experts_per_token"].get<double>(), tiers["ms_host_plan_per_token"].get<double>(),
                        tiers["ms_link_per_token"].get<double>(), tiers["streamed_mb_per_token"].get<double>());
         }
+        if (!o.json && !ngram.is_null()) {
+            fmt::print("|               | n-gram table ({}{}): {:.1f} rows a token, {:.1f} KB a token from the disk |\n",
+                       ngram["tier"].get<std::string>(), ple->tier() == PleTableTier::Ssd && ple->direct_io() ? ", O_DIRECT" : "",
+                       ngram["rows_per_token"].get<double>(), ngram["disk_bytes_per_token"].get<double>() / 1e3);
+        }
         if (!o.json && !tiers.is_null() && tiers["ms_lane_to_routing_per_token"].get<double>() > 0) {
             fmt::print("|               | between CPU lanes, per token: lane end → next routing {:.2f} ms, routing → lane "
                        "start {:.2f} ms (awaiting the last lane {:.2f} ms), start → first instruction {:.2f} ms |\n",
@@ -313,6 +338,7 @@ int run_bench(const BenchOptions& o) {
         std::vector<double> rates;
         OpProfile profile, cpu_profile;
         tiers_window = GpuExpertTierStats{};
+        ple_window = PleTableStats{};
         for (int r = -1; r < o.repetitions; ++r) {  // r = -1: warm-up, not counted
             Session session(model, SessionOptions{.n_ctx = o.depth + np, .n_batch = o.n_batch, .logits_on_device = true}, pool);
             if (Status s = fill_depth(session); !s) return report_failure("bench", s.message());
@@ -321,10 +347,12 @@ int run_bench(const BenchOptions& o) {
             static_cast<void>(gpu::op_profile_totals().take());
             static_cast<void>(cpu_op_profile_totals().take());
             window_start = tier_snapshot();
+            ple_start = ple_snapshot();
             auto t0 = std::chrono::steady_clock::now();
             if (Status s = session.append(tokens); !s) return report_failure("bench", s.message());
             double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (r >= 0) tiers_window.add_window(window_start, tier_snapshot());
+            if (r >= 0) add_ple_window();
             if (r >= 0) rates.push_back(static_cast<double>(np) / secs);
             if (r >= 0) profile.add(gpu::op_profile_totals().take(), secs, np);
             if (r >= 0) cpu_profile.add(cpu_op_profile_totals().take(), secs, np);
@@ -337,6 +365,7 @@ int run_bench(const BenchOptions& o) {
         std::vector<double> rates, probes_beside;
         OpProfile profile, cpu_profile;
         tiers_window = GpuExpertTierStats{};
+        ple_window = PleTableStats{};
         for (int r = -1; r < o.repetitions; ++r) {
             Session session(model, SessionOptions{.n_ctx = o.depth + ng + 1, .n_batch = o.n_batch, .logits_on_device = true}, pool);
             if (Status s = fill_depth(session); !s) return report_failure("bench", s.message());
@@ -348,6 +377,7 @@ int run_bench(const BenchOptions& o) {
             static_cast<void>(gpu::op_profile_totals().take());  // the first token's pass is not measured
             static_cast<void>(cpu_op_profile_totals().take());
             window_start = tier_snapshot();
+            ple_start = ple_snapshot();
             auto t0 = std::chrono::steady_clock::now();
             for (int64_t i = 0; i < ng; ++i) {
                 // Each step picks a token greedily as generation does (on the GPU for a GPU model),
@@ -358,6 +388,7 @@ int run_bench(const BenchOptions& o) {
             }
             double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (r >= 0) tiers_window.add_window(window_start, tier_snapshot());
+            if (r >= 0) add_ple_window();
             if (r >= 0) rates.push_back(static_cast<double>(ng) / secs);
             if (r >= 0) profile.add(gpu::op_profile_totals().take(), secs, ng);
             if (r >= 0) cpu_profile.add(cpu_op_profile_totals().take(), secs, ng);

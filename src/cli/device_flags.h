@@ -52,6 +52,8 @@ struct DeviceFlags {
     std::string split = "auto";  // --split: auto (layer with several GPUs), none, layer, tensor
     std::string split_at;        // --split-at: comma-separated first layers of GPUs 2..n
     std::string load = "auto";   // --load: auto, mmap or memory (runtime/weights_load.h)
+    std::string ple_table = "auto";  // --ple-table: auto, map, ram or ssd (model/ple_table.h)
+    bool ple_buffered = false;       // --ple-buffered: the SSD tier through the page cache
 
     void add_to(CLI::App& app) {
         app.add_option("--gpus", gpus,
@@ -73,6 +75,12 @@ struct DeviceFlags {
                        "when the model runs on the CPU, the kernel gives huge pages and the file takes at most "
                        "3/4 of the available RAM; else mmap)")
             ->capture_default_str();
+        app.add_option("--ple-table", ple_table,
+                       "qwen4exp's n-gram (PLE) table: ram (read in at load), ssd (a token's rows read from the "
+                       "disk, bypassing the page cache), map (through the mapped file) or auto (the memory plan's "
+                       "choice on a GPU: RAM when it has room after the experts, else the SSD; map on the CPU)")
+            ->capture_default_str();
+        app.add_flag("--ple-buffered", ple_buffered, "With --ple-table ssd: read through the page cache (no O_DIRECT)");
     }
 
     Result<ComputeOptions> options() const {
@@ -84,6 +92,16 @@ struct DeviceFlags {
             return Status::error("--load: expected auto, mmap or memory, got {:?}", load);
         }
         o.weights_load = load == "memory" ? WeightsLoad::Memory : load == "mmap" ? WeightsLoad::Map : WeightsLoad::Auto;
+        const auto ple = parse_ple_table_tier(ple_table);
+        if (!ple) return Status::error("--ple-table: expected auto, map, ram or ssd, got {:?}", ple_table);
+        o.ple_table.tier = *ple;
+        o.ple_table.direct_io = !ple_buffered;
+        o.ple_table.progress = [bar = std::shared_ptr<ProgressBar>()](uint64_t done, uint64_t total) mutable {
+            if (total < (uint64_t(256) << 20)) return;
+            if (!bar) bar = std::make_shared<ProgressBar>("reading the n-gram table into RAM");
+            bar->update(done, total);
+            if (done >= total) bar->finish(), bar.reset();
+        };
         show_load_progress();  // shown only when a file is read into memory
 
         if (!gpus.empty()) return split_options(o);

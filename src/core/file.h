@@ -18,6 +18,12 @@ namespace strata {
 class File {
 public:
     static Result<File> open_read(const std::string& path);
+    // Opens `path` for reads that bypass the page cache (O_DIRECT; FILE_FLAG_NO_BUFFERING on
+    // Windows): read_at's offset, length and destination must then be multiples of
+    // kUnbufferedAlignment. Fails where the file system refuses it (tmpfs, some network file
+    // systems): open_read is the fallback.
+    static Result<File> open_read_unbuffered(const std::string& path);
+    static constexpr uint64_t kUnbufferedAlignment = 4096;
     // Creates or truncates `path` for writing.
     static Result<File> create(const std::string& path);
 

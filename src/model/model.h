@@ -29,6 +29,9 @@
 
 namespace strata {
 
+class PleTable;
+struct PleTableOptions;
+
 enum class LogitsFor { All, Last };
 
 // One sequence's part of a multi-sequence forward pass (Model::forward_multi): its tokens at
@@ -78,6 +81,11 @@ public:
     // a CpuContext for this model's forward passes passes them on. Defaults unless set.
     void set_cpu_tuning(const CpuTuning& tuning) { cpu_tuning_ = tuning; }
     const CpuTuning& cpu_tuning() const { return cpu_tuning_; }
+    // Where an n-gram table (qwen4exp's PLE, model/ple_table.h) is read from: the mapping unless
+    // told otherwise. Models without one accept any choice. Call after load, before a forward.
+    virtual Status place_ple_table(const GgufFile& file, const PleTableOptions& options) { return Status::ok(); }
+    // The table with its tier and its lookups so far; null for models without one.
+    virtual const PleTable* ple_table() const { return nullptr; }
     // Where forward() runs, for reports: "cpu", or "CUDA NVIDIA H200 (sm_90)".
     virtual std::string device_name() const { return "cpu"; }
 

@@ -1,5 +1,6 @@
 #include "model/tensor_roles.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@ bool is_routed_expert_bias(std::string_view name) {
 
 TensorRole tensor_role(std::string_view name) {
     if (starts_with(name, "token_embd")) return TensorRole::Embedding;
+    if (starts_with(name, "per_layer_token_embd")) return TensorRole::NgramTable;
     if (starts_with(name, "output.")) return TensorRole::Output;
     if (contains(name, "_exps")) return TensorRole::RoutedExperts;
     if (contains(name, "_shexp")) return TensorRole::SharedExperts;
@@ -31,7 +33,7 @@ TensorRole tensor_role(std::string_view name) {
 std::string_view tensor_role_name(TensorRole role) {
     static constexpr std::string_view kNames[kTensorRoleCount] = {
         "embedding", "output", "attention", "linear-attention", "router",
-        "routed-experts", "shared-experts", "dense-ffn", "norm", "other"};
+        "routed-experts", "shared-experts", "dense-ffn", "norm", "other", "ngram-table"};
     return kNames[static_cast<int>(role)];
 }
 
@@ -63,7 +65,15 @@ ModelByteSummary summarize_model_bytes(const GgufFile& file) {
     }
     s.moe_layers = moe_layers.size();
     uint64_t embedding = s.bytes_by_role[static_cast<int>(TensorRole::Embedding)];
-    uint64_t non_expert = s.total_bytes - expert_bytes - embedding;
+    // The n-gram table: a token reads its n_heads rows, not the table.
+    const uint64_t ngram_table = s.bytes_by_role[static_cast<int>(TensorRole::NgramTable)];
+    uint64_t ngram_rows = 0;
+    if (const GgufTensorInfo* t = file.tensor("per_layer_token_embd.weight"); t && t->rows() > 0) {
+        const int64_t heads = file.get_int(file.get_string("general.architecture", "") + ".ple.heads_per_ngram", 0) *
+                              (file.get_int(file.get_string("general.architecture", "") + ".ple.ngram_size", 1) - 1);
+        ngram_rows = static_cast<uint64_t>(std::max<int64_t>(heads, 0)) * (t->n_bytes / t->rows());
+    }
+    uint64_t non_expert = s.total_bytes - expert_bytes - embedding - ngram_table + ngram_rows;
     uint64_t embedding_row = 0;
     if (const GgufTensorInfo* e = file.tensor("token_embd.weight"); e && e->rows() > 0) {
         embedding_row = e->n_bytes / e->rows();

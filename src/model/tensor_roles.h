@@ -23,8 +23,9 @@ enum class TensorRole {
     DenseFfn,       // ffn_gate/up/down of dense layers
     Norm,           // *_norm
     Other,
+    NgramTable,     // per_layer_token_embd: qwen4exp's n-gram (PLE) table, a few rows read a token
 };
-constexpr int kTensorRoleCount = 10;
+constexpr int kTensorRoleCount = 11;
 
 TensorRole tensor_role(std::string_view name);
 // gpt-oss's per-expert biases (blk.N.ffn_*_exps.bias): RoutedExperts by role, but kept whole in

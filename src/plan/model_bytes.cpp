@@ -42,6 +42,12 @@ Result<ModelWeights> summarize_weights(const ModelInventory& inv) {
             w.embedding_bytes += t.n_bytes;
             if (t.rows() > 0) embedding_row = t.n_bytes / t.rows();
         }
+        if (role == TensorRole::NgramTable) {
+            w.ngram_table_bytes += t.n_bytes;
+            if (t.rows() > 0) w.ngram_row_bytes = t.n_bytes / t.rows();
+            w.ngram_rows_per_token = cfg.ple.n_heads();
+            continue;
+        }
         // gpt-oss's per-expert biases ([out, n_expert]) stay whole in VRAM beside the expert cache
         // (a few MB per layer; the kernels index them by expert id), so they count as dense.
         if (role != TensorRole::RoutedExperts || is_routed_expert_bias(t.name)) {
@@ -72,7 +78,7 @@ Result<ModelWeights> summarize_weights(const ModelInventory& inv) {
     w.expert_bytes_per_token =
         w.expert_count ? (w.expert_bytes + w.expert_bias_bytes) / w.expert_count * cfg.n_expert_used * w.moe_layers : 0;
     w.bytes_per_token = non_expert_but_embedding + (w.embedding_is_output ? w.embedding_bytes : embedding_row) +
-                        w.expert_bytes_per_token;
+                        w.expert_bytes_per_token + uint64_t(w.ngram_rows_per_token) * w.ngram_row_bytes;
     return w;
 }
 

@@ -49,6 +49,13 @@ struct ModelWeights {
     // file keeps ffn_down in Q6_K on some layers only), and a slot must take any expert.
     uint64_t expert_slot_bytes = 0;
 
+    // qwen4exp's n-gram (PLE) table: neither dense nor expert weight. It never goes to VRAM; the
+    // plan puts it in RAM when there is room after the experts, else it stays on the SSD and a
+    // token reads its ngram_rows_per_token rows (model/ple_table.h).
+    uint64_t ngram_table_bytes = 0;
+    uint64_t ngram_row_bytes = 0;
+    uint32_t ngram_rows_per_token = 0;
+
     bool has_dense_ffn = false;       // some layer has a dense (non-expert) FFN
     // Bytes one decoded token reads: non-expert weights except the embedding (one row of it; the
     // whole table when it is also the LM head), plus n_expert_used experts of each MoE layer.

@@ -75,7 +75,12 @@ Plan place(const ModelInventory& inv, const ModelWeights& w, const PlanRequest& 
         const uint64_t room = p.ram_capacity - ram_need;
         if (w.expert_slot_bytes > 0) p.ram_arena_experts = std::min<uint64_t>(homeless, room / w.expert_slot_bytes);
         p.ram_unused = room - p.ram_arena_bytes();
+        if (p.ram_arena_experts == homeless && w.ngram_table_bytes <= p.ram_unused) {
+            p.ram_ngram_table = w.ngram_table_bytes;
+            p.ram_unused -= w.ngram_table_bytes;
+        }
     }
+    p.disk_ngram_table = w.ngram_table_bytes - p.ram_ngram_table;
     p.disk_experts = homeless - p.ram_arena_experts;
     // By the average expert: exact when all layers' experts have one size.
     p.disk_expert_bytes = w.expert_count ? static_cast<uint64_t>(static_cast<double>(w.expert_bytes) *
@@ -337,10 +342,21 @@ void explain(const ModelConfig& cfg, Plan& p) {
                                     b(w.expert_bytes_per_token)));
         }
     }
+    if (w.ngram_table_bytes > 0 && p.fits) {
+        e.push_back(p.ram_ngram_table > 0
+                        ? fmt::format("The n-gram (PLE) table ({}) is read into RAM: a token's {} rows never touch the disk.",
+                                      b(w.ngram_table_bytes), w.ngram_rows_per_token)
+                        : fmt::format("The n-gram (PLE) table ({}) stays on the SSD: a token reads its {} rows ({} each) "
+                                      "there{}.",
+                                      b(w.ngram_table_bytes), w.ngram_rows_per_token, b(w.ngram_row_bytes),
+                                      p.disk_experts > 0 ? " (RAM goes to experts first)" : " (it does not fit the RAM left)"));
+    }
     if (p.fits) {
-        e.push_back(fmt::format("RAM: {} of {} for {}workspaces, {} reserve, {} arena; {} unused.", b(p.ram_fixed()),
+        e.push_back(fmt::format("RAM: {} of {} for {}workspaces, {} reserve, {} arena{}; {} unused.", b(p.ram_fixed()),
                                 b(p.ram_capacity), p.has_gpu ? "the embedding table and " : "weights, KV cache and ",
-                                b(p.ram_reserve), b(p.ram_arena_bytes()), b(p.ram_unused)));
+                                b(p.ram_reserve), b(p.ram_arena_bytes()),
+                                p.ram_ngram_table > 0 ? fmt::format(", {} n-gram table", b(p.ram_ngram_table)) : "",
+                                b(p.ram_unused)));
     }
 }
 
@@ -371,6 +387,7 @@ std::vector<MemorySegment> Plan::ram_segments() const {
             {"kv", "KV cache", ram_context},
             {"workspace", "workspaces", ram_workspace},
             {"experts", "expert arena", ram_arena_bytes()},
+            {"ngram", "n-gram table", ram_ngram_table},
             {"reserve", "reserve", ram_reserve},
             {"free", "unused", ram_unused}};
 }

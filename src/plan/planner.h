@@ -123,6 +123,11 @@ struct Plan {
     // Disk: experts read from the mapped file when used.
     uint64_t disk_experts = 0;
     uint64_t disk_expert_bytes = 0;
+    // qwen4exp's n-gram (PLE) table: in RAM when the room left after the expert arena holds it
+    // (experts first: a token reads ~1.4 KB of the table but megabytes of experts), otherwise
+    // read from the SSD row by row (weights.ngram_rows_per_token a token). One of the two is set.
+    uint64_t ram_ngram_table = 0;
+    uint64_t disk_ngram_table = 0;
 
     std::vector<std::string> problems;     // why it does not fit (empty when it fits)
     std::vector<std::string> suggestions;  // what to change, each one checked to fit

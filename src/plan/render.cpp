@@ -18,13 +18,14 @@ struct SegmentStyle {
 constexpr SegmentStyle kStyles[] = {
     {"dense", 'D', "#4e79a7"},   {"kv", 'K', "#f28e2b"},      {"workspace", 'W', "#e15759"},
     {"experts", 'E', "#59a14f"}, {"reserve", 'R', "#9c755f"}, {"free", '.', "#e6e6e6"},
+    {"ngram", 'N', "#b07aa1"},
 };
 
 const SegmentStyle& style_of(const std::string& key) {
     for (const SegmentStyle& s : kStyles) {
         if (key == s.key) return s;
     }
-    return kStyles[5];
+    return kStyles[5];  // "free"
 }
 
 uint64_t sum_bytes(const std::vector<MemorySegment>& segs) {
@@ -168,6 +169,11 @@ std::string render_plan_text(const Plan& plan, int bar_width) {
                            format_bytes(plan.disk_expert_bytes), plan.disk_experts, plan.weights.expert_count,
                            plan.disk_expert_share() * 100.0);
     }
+    if (plan.disk_ngram_table > 0) {
+        out += fmt::format("disk   {} n-gram (PLE) table: {} rows of {} read from the SSD per token\n",
+                           format_bytes(plan.disk_ngram_table), plan.weights.ngram_rows_per_token,
+                           format_bytes(plan.weights.ngram_row_bytes));
+    }
     out += "\n";
     for (const auto& line : plan.explanation) out += "  " + line + "\n";
     out += "\n";
@@ -300,7 +306,9 @@ nlohmann::ordered_json plan_to_json(const Plan& p) {
                     {"expert_bytes", w.expert_bytes}, {"moe_layers", w.moe_layers},
                     {"experts_per_layer", w.experts_per_layer}, {"expert_count", w.expert_count},
                     {"expert_slot_bytes", w.expert_slot_bytes}, {"bytes_per_token", w.bytes_per_token},
-                    {"expert_bytes_per_token", w.expert_bytes_per_token}};
+                    {"expert_bytes_per_token", w.expert_bytes_per_token},
+                    {"ngram_table_bytes", w.ngram_table_bytes}, {"ngram_row_bytes", w.ngram_row_bytes},
+                    {"ngram_rows_per_token", w.ngram_rows_per_token}};
     j["context"] = {{"attention_layers", p.context.attention_layers}, {"recurrent_layers", p.context.recurrent_layers},
                     {"kv_bytes_per_token", p.context.kv_bytes_per_token}, {"kv_bytes", p.context.kv_bytes},
                     {"recurrent_bytes", p.context.recurrent_bytes}};
@@ -334,7 +342,7 @@ nlohmann::ordered_json plan_to_json(const Plan& p) {
                 {"expert_share", p.ram_expert_share()},
                 {"shortfall", p.ram_shortfall}};
     j["disk"] = {{"experts", p.disk_experts}, {"expert_bytes", p.disk_expert_bytes},
-                 {"expert_share", p.disk_expert_share()}};
+                 {"expert_share", p.disk_expert_share()}, {"ngram_table_bytes", p.disk_ngram_table}};
     j["problems"] = p.problems;
     j["suggestions"] = p.suggestions;
     j["notes"] = p.notes;

@@ -188,6 +188,9 @@ Result<GpuPlacement> place_on_gpu(const GgufFile& file, ComputeOptions& options,
     placement.plan = make_plan(inventory, weights, req);
     const Plan& plan = placement.plan;
     options.vram_budget = request.vram_budget;
+    if (options.ple_table.tier == PleTableTier::Auto && weights.ngram_table_bytes > 0) {
+        options.ple_table.tier = plan.ram_ngram_table > 0 ? PleTableTier::Ram : PleTableTier::Ssd;
+    }
 
     const bool all_fit = plan.vram_expert_slots >= weights.expert_count;
     if (all_fit && !request.force_tiers) return placement;

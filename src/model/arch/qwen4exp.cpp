@@ -9,6 +9,7 @@
 // then logits = W_out · HC_final(R): the final mixer stands where other models have an output
 // norm. The converter folded HF's zero-centred norms' 1 + w into the weights (except the
 // DeltaNet's gated norm, which never had one).
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "model/arch/qwen4exp_weights.h"
 #include "model/blocks/qsa_indexer.h"
 #include "model/model.h"
+#include "model/ple_table.h"
 
 namespace strata {
 
@@ -29,9 +31,17 @@ public:
 
     Status load(const GgufFile& file) {
         STRATA_TRY(load_qwen4exp_weights(file, config_, w_));
+        STRATA_TRY(place_ple_table(file, PleTableOptions{}));
         reset_own_state();
         return Status::ok();
     }
+
+    Status place_ple_table(const GgufFile& file, const PleTableOptions& options) override {
+        if (config_.ple.layer < 0) return Status::ok();
+        STRATA_ASSIGN_OR_RETURN(ple_table_, PleTable::open(file, w_.layers[static_cast<size_t>(config_.ple.layer)].ple.table, options));
+        return Status::ok();
+    }
+    const PleTable* ple_table() const override { return ple_table_.get(); }
 
     KvCache make_kv_cache(int64_t n_ctx) const override {
         KvCache kv = Model::make_kv_cache(n_ctx);
@@ -66,7 +76,7 @@ public:
         }
         for (uint32_t il = 0; il < c.n_layer; ++il) {
             const Qwen4ExpLayer& L = w_.layers[il];
-            if (L.has_ple) ple_block(L.ple, c, R, batch, il, ctx);
+            if (L.has_ple) ple_block(L.ple, *ple_table_, c, R, batch, il, ctx);
 
             hyper_connection_mix(L.hc_attn, c, R, n, input_.data(), inject_.data(), ctx);
             if (L.recurrent) gated_delta_net(L.delta, c, input_.data(), batch, il, ctx, output_.data());
@@ -91,6 +101,7 @@ public:
 
 private:
     Qwen4ExpWeights w_;
+    std::unique_ptr<PleTable> ple_table_;  // where the PLE block's n-gram rows come from
     std::vector<float> streams_, input_, output_, shared_, inject_;
 };
 

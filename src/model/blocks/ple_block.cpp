@@ -8,6 +8,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "core/check.h"
+#include "model/ple_table.h"
 
 namespace strata {
 
@@ -88,8 +89,8 @@ void ple_table_rows(const PleConfig& ple, const int32_t* tokens, int64_t n, int3
     std::copy(seq.end() - context, seq.end(), history);
 }
 
-void ple_block(const PleWeights& w, const ModelConfig& cfg, float* R, const Batch& batch, int64_t layer,
-               CpuContext& ctx) {
+void ple_block(const PleWeights& w, PleTable& table, const ModelConfig& cfg, float* R, const Batch& batch,
+               int64_t layer, CpuContext& ctx) {
     const PleConfig& ple = cfg.ple;
     const int64_t n = batch.n_tokens, e = cfg.n_embd, hc = cfg.hc_count, wide = hc * e;
     const int64_t n_heads = ple.n_heads(), width = n_heads * ple.row_width;
@@ -102,7 +103,7 @@ void ple_block(const PleWeights& w, const ModelConfig& cfg, float* R, const Batc
                        s.rows.data() + seq.first * n_heads);
     }
     s.embedded.resize(static_cast<size_t>(n * width));
-    cpu_get_rows(w.table, s.rows.data(), n * n_heads, s.embedded.data());
+    table.get_rows(s.rows.data(), n * n_heads, s.embedded.data(), &ctx.pool());
 
     s.key.resize(static_cast<size_t>(n * wide));
     s.value.resize(static_cast<size_t>(n * e));

@@ -11,7 +11,7 @@
 // The convolution's last (kernel-1)·dilation inputs and the last ngram_size-1 token ids are the
 // block's state per sequence (RecurrentState::history of its layer).
 //
-//   ple_block(w, cfg, R, batch, layer, ctx);
+//   ple_block(w, table, cfg, R, batch, layer, ctx);
 
 #include <cstdint>
 #include <vector>
@@ -23,6 +23,8 @@
 #include "model/config.h"
 
 namespace strata {
+
+class PleTable;
 
 struct PleWeights {
     Weight table;                           // per_layer_token_embd [row_width, rows]
@@ -40,7 +42,8 @@ int64_t ple_history_tokens(const ModelConfig& cfg);
 // token ids before them (oldest first; EOS-filled at the start), which are updated on return.
 void ple_table_rows(const PleConfig& ple, const int32_t* tokens, int64_t n, int32_t* history, int32_t* rows);
 
-void ple_block(const PleWeights& w, const ModelConfig& cfg, float* R, const Batch& batch, int64_t layer,
-               CpuContext& ctx);
+// `table`: where the rows of w.table are read from (model/ple_table.h: mapping, RAM or SSD).
+void ple_block(const PleWeights& w, PleTable& table, const ModelConfig& cfg, float* R, const Batch& batch,
+               int64_t layer, CpuContext& ctx);
 
 }  // namespace strata

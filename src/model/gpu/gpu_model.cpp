@@ -45,6 +45,7 @@ Result<std::unique_ptr<Model>> load_on_cpu(const GgufFile& file, const ComputeOp
                              c.head_dim_k, c.head_dim_v);
     }
     model->set_kv_type(options.kv_type);
+    STRATA_TRY(model->place_ple_table(file, options.ple_table));
     return model;
 }
 
@@ -70,6 +71,7 @@ Result<std::unique_ptr<Model>> load_on_device(const GgufFile& file, const Comput
                              arch.name, architecture_names(/*gpu_only=*/true));
     }
     auto gpu_model = load_gpu_forward(arch.family, file, config, options);
+    if (gpu_model) STRATA_TRY((*gpu_model)->place_ple_table(file, options.ple_table));
     if (gpu_model || options.device != ComputeDevice::Auto) return gpu_model;
     // Auto: a model the GPU cannot take yet (a weight type without a kernel, too little VRAM)
     // still runs, on the CPU, and the user learns why.

@@ -22,6 +22,7 @@
 #include "gguf/reader.h"
 #include "model/config.h"
 #include "model/model.h"
+#include "model/ple_table.h"
 
 namespace strata {
 
@@ -80,6 +81,9 @@ struct ComputeOptions {
     // by every GpuContext the model makes. Filled at the command line (cli/environment.h).
     CpuTuning cpu_tuning = {};
     gpu::GpuTuning gpu_tuning = {};
+    // qwen4exp: where its n-gram table is read from (model/ple_table.h; the plan's choice when the
+    // engine is assembled: RAM when there is room after the experts, else the SSD).
+    PleTableOptions ple_table = {};
 };
 
 std::optional<ComputeDevice> parse_compute_device(std::string_view name);  // "cpu" | "gpu" | "auto"

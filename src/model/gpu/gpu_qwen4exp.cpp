@@ -7,8 +7,9 @@
 //   h, a = HC_ffn(R);   R_s += a_s · (shared(h) + MoE(h))
 // and the head reads h = HC_final(R) (no output norm). The framework's residual x only carries
 // the embedding rows in; its norms are ones (the mixers normalize the streams themselves).
-// The PLE table (~29 GB in the real files) never goes to VRAM: each token's rows are looked up in
-// RAM with the embedding row and go up with it, so a captured decode step replays them too.
+// The PLE table (~29 GB in the real files) never goes to VRAM: each token's rows are looked up on
+// the host (model/ple_table.h: from RAM, the SSD or the mapping) with the embedding row and go up
+// with it, so a captured decode step replays them too.
 // The QSA layers' index keys live beside the KV cache (GpuKvStorage::index_keys).
 // One GPU: the wide residual is not carried over a --split (refused at load).
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "backend/cpu/matmul.h"
 #include "model/arch/qwen4exp_weights.h"
 #include "model/gpu/gpu_hybrid.h"
+#include "model/ple_table.h"
 
 namespace strata {
 
@@ -88,7 +90,7 @@ public:
         STRATA_ASSIGN_OR_RETURN(ones_device_, sh.upload(ones, false));
         set_kv_layers(has_kv);
         STRATA_TRY(finish_load(file, w_.token_embd, ones, w_.output, std::vector<Weight>(c.n_layer, ones)));
-        return Status::ok();
+        return place_ple_table(file, PleTableOptions{});
     }
 
     KvCache make_kv_cache(int64_t n_ctx) const override {
@@ -181,13 +183,20 @@ private:
 
     const float* input_norm(uint32_t) const override { return ones_device_.f32(); }
 
+    Status place_ple_table(const GgufFile& file, const PleTableOptions& options) override {
+        if (config_.ple.layer < 0) return Status::ok();
+        STRATA_ASSIGN_OR_RETURN(ple_table_, PleTable::open(file, w_.layers[static_cast<size_t>(config_.ple.layer)].ple.table, options));
+        return Status::ok();
+    }
+    const PleTable* ple_table() const override { return ple_table_.get(); }
+
     int64_t host_extra_width() const override {
         const PleConfig& p = config_.ple;
         return p.layer >= 0 ? int64_t{p.n_heads()} * p.row_width : 0;
     }
 
     // Each sequence's n-gram rows from its token history, then the rows themselves (dequantized
-    // from the table in RAM): n rows of n_heads · row_width.
+    // from the table's tier): n rows of n_heads · row_width.
     void fill_host_extras(const int32_t* tokens, int64_t n, float* out, CpuContext& cpu) override {
         const PleConfig& p = config_.ple;
         const int64_t heads = p.n_heads();
@@ -196,15 +205,7 @@ private:
             gpu::GpuRecurrentStorage& st = device_state(s);
             ple_table_rows(p, tokens + s.first, s.n, st.ple_tokens.data(), table_rows_.data() + s.first * heads);
         }
-        const Weight& table = w_.layers[static_cast<size_t>(p.layer)].ple.table;
-        const int64_t width = heads * p.row_width;
-        if (n < 16) {
-            cpu_get_rows(table, table_rows_.data(), n * heads, out);
-            return;
-        }
-        cpu.pool().parallel_for(n, [&](int64_t t0, int64_t t1, int) {
-            cpu_get_rows(table, table_rows_.data() + t0 * heads, (t1 - t0) * heads, out + t0 * width);
-        });
+        ple_table_->get_rows(table_rows_.data(), n * heads, out, &cpu.pool());
     }
 
     void add_graph_addresses(std::vector<const void*>& a) const override {
@@ -359,6 +360,7 @@ private:
     std::vector<float> ones_;    // the framework's norms (ones: the mixers normalize)
     DeviceWeight ones_device_;
     std::vector<int32_t> table_rows_;  // a step's PLE row ids, kept from step to step
+    std::unique_ptr<PleTable> ple_table_;  // where those rows are read from (RAM, SSD or the mapping)
 };
 
 }  // namespace
