@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "runtime/select_candidates.h"
 
 namespace strata {
 
@@ -82,6 +83,18 @@ int32_t Session::sample(Sampler& sampler) {
     if (host_logits_) return sampler.sample(logits_.data(), n_vocab());
     check_device_row();
     model_.select_candidates(device_row_, sampler.query(n_vocab()), candidates_);
+    return sampler.choose(candidates_);
+}
+
+int32_t Session::sample(Sampler& sampler, GrammarConstraint& grammar) {
+    const CandidateQuery query = sampler.query(n_vocab());
+    if (host_logits_) {
+        select_candidates(logits_.data(), n_vocab(), query, candidates_, penalized_);
+    } else {
+        check_device_row();
+        model_.select_candidates(device_row_, query, candidates_);
+    }
+    if (!constrain_candidates(candidates_, query, grammar, [this] { return logits(); })) return -1;
     return sampler.choose(candidates_);
 }
 

@@ -21,6 +21,7 @@
 #include "core/status.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
+#include "runtime/grammar_sampling.h"
 #include "runtime/sampler.h"
 
 namespace strata {
@@ -69,6 +70,10 @@ public:
     // The next token by `sampler` from those logits: reduced where they are (Model::select_candidates
     // on the device; the host's select_candidates otherwise), chosen on the host.
     int32_t sample(Sampler& sampler);
+    // The same under a grammar (runtime/grammar_sampling.h): the reduction's candidates narrowed to
+    // the tokens `grammar` allows (the whole vocabulary when none is); -1 when it allows none. The
+    // caller accepts the token into `grammar`.
+    int32_t sample(Sampler& sampler, GrammarConstraint& grammar);
     int64_t n_vocab() const { return model_.config().n_vocab; }
     int64_t n_past() const { return static_cast<int64_t>(tokens_.size()); }
     int64_t n_ctx() const { return options_.n_ctx; }
@@ -94,6 +99,7 @@ private:
     mutable bool host_logits_ = true;  // logits_ holds the last row; else it is device_row_
     DeviceLogitsRow device_row_;
     CandidateSet candidates_;          // sample()'s, reused
+    std::vector<float> penalized_;     // select_candidates' scratch under a grammar
 };
 
 }  // namespace strata
