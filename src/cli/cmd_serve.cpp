@@ -38,6 +38,7 @@ struct ServeOptions {
     int timeout_seconds = 600;
     int drain_seconds = 60;
     size_t max_body_mb = 8;
+    size_t stored_responses = 256;
     int threads = 0;
     SamplingFlags sampling;
     DeviceFlags device;  // the server's default stays the CPU (set at registration); --device auto|gpu opts in
@@ -61,6 +62,7 @@ int run_serve(const ServeOptions& o) {
     so.port = o.port;
     so.cors_origin = o.cors;
     so.max_body_bytes = o.max_body_mb << 20;
+    so.stored_responses = o.stored_responses;
     so.timeout = std::chrono::seconds(o.timeout_seconds);
     so.model_id = o.alias.empty() ? std::filesystem::path(o.model).stem().string() : o.alias;
     so.default_sampling = o.sampling.params();
@@ -185,6 +187,8 @@ CommandRegistration registration("serve", "OpenAI- and Anthropic-compatible HTTP
     app.add_option("--timeout", o->timeout_seconds, "Seconds a request may take, queue time included")->capture_default_str()->check(CLI::Range(1, 86400));
     app.add_option("--drain-timeout", o->drain_seconds, "Seconds to let requests finish on SIGINT/SIGTERM")->capture_default_str()->check(CLI::Range(0, 3600));
     app.add_option("--max-body", o->max_body_mb, "Largest request body in MiB")->capture_default_str()->check(CLI::Range(1, 1024));
+    app.add_option("--stored-responses", o->stored_responses, "/v1/responses kept for previous_response_id and GET (least recently used dropped; 0: none)")
+        ->capture_default_str()->check(CLI::Range(0, 1 << 20));
     app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
     o->sampling.add_to(app, SamplingFlags::Use::RequestDefaults);
     o->device.device = "cpu";

@@ -6,6 +6,7 @@
 
 #include "server/completion_routes.h"
 #include "server/messages_routes.h"
+#include "server/responses_routes.h"
 #include "server/web_page.h"
 
 namespace strata::server {
@@ -27,13 +28,16 @@ namespace {
 // paths cannot grow the metrics without bound.
 std::string route_label(const std::string& path) {
     for (const char* known : {"/", "/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/completions", "/v1/messages",
-                              "/v1/messages/count_tokens"}) {
+                              "/v1/messages/count_tokens", "/v1/responses", "/v1/responses/input_tokens"}) {
         if (path == known) return known;
     }
+    // One label for every stored response's id.
+    if (path.rfind("/v1/responses/", 0) == 0 && path.find('/', 14) == std::string::npos) return "/v1/responses/{id}";
     return "other";
 }
 
-constexpr const char* kRoutes = "/v1/chat/completions, /v1/completions, /v1/messages, /v1/messages/count_tokens, /v1/models, /health, /metrics";
+constexpr const char* kRoutes = "/v1/chat/completions, /v1/completions, /v1/responses, /v1/responses/{id}, /v1/responses/input_tokens, "
+                                "/v1/messages, /v1/messages/count_tokens, /v1/models, /health, /metrics";
 
 // The key as OpenAI clients send it (Authorization: Bearer KEY) or as Anthropic's do (x-api-key: KEY).
 bool has_api_key(const httplib::Request& req, const std::string& key) {
@@ -103,7 +107,7 @@ void HttpServer::install_routes() {
             res.set_header("Access-Control-Allow-Origin", o.cors_origin);
             res.set_header("Vary", "Origin");
             if (req.method == "OPTIONS") {  // preflight: answered here, before authentication
-                res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+                res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
                 res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type, x-api-key, anthropic-version, anthropic-beta");
                 res.set_header("Access-Control-Max-Age", "600");
                 res.status = 204;
@@ -200,6 +204,15 @@ void HttpServer::install_routes() {
     s.Post("/v1/messages", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_messages(ctx, req, res); });
     s.Post("/v1/messages/count_tokens", [&ctx](const httplib::Request& req, httplib::Response& res) {
         handle_count_tokens(ctx, req, res);
+    });
+
+    s.Post("/v1/responses", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_responses_create(ctx, req, res); });
+    s.Post("/v1/responses/input_tokens", [&ctx](const httplib::Request& req, httplib::Response& res) {
+        handle_responses_input_tokens(ctx, req, res);
+    });
+    s.Get(R"(/v1/responses/([^/]+))", [&ctx](const httplib::Request& req, httplib::Response& res) { handle_responses_get(ctx, req, res); });
+    s.Delete(R"(/v1/responses/([^/]+))", [&ctx](const httplib::Request& req, httplib::Response& res) {
+        handle_responses_delete(ctx, req, res);
     });
 
     s.Get("/", [](const httplib::Request&, httplib::Response& res) {

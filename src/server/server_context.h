@@ -18,6 +18,7 @@
 #include "runtime/engine.h"
 #include "runtime/sampler.h"
 #include "server/metrics.h"
+#include "server/responses_store.h"
 #include "server/scheduler.h"
 #include "tokenizer/tool_calls/chat_format.h"
 
@@ -32,6 +33,7 @@ struct ServerOptions {
     int http_threads = 0;            // 0: enough for every slot and queue place, plus a margin
     std::chrono::seconds timeout{600};  // per request, queue time included
     std::string model_id;            // the name clients use in "model"
+    size_t stored_responses = 256;   // /v1/responses kept for previous_response_id and GET (LRU)
     SamplingParams default_sampling;
 };
 
@@ -39,7 +41,7 @@ enum class ModelState { Loading, Ready, Failed };
 
 class ServerContext {
 public:
-    explicit ServerContext(ServerOptions o) : options(std::move(o)) {}
+    explicit ServerContext(ServerOptions o) : options(std::move(o)), responses(options.stored_responses) {}
 
     // Publishes the loaded model (both must outlive the HTTP server).
     void ready(const Engine& model, Scheduler& scheduler) {
@@ -73,6 +75,7 @@ public:
 
     const ServerOptions options;
     Metrics metrics;
+    ResponseStore responses;
 
 private:
     std::atomic<ModelState> state_{ModelState::Loading};
