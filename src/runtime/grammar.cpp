@@ -130,7 +130,7 @@ private:
         return it->second;
     }
     uint32_t new_rule(const std::string& parent, std::vector<Sequence> alternatives) {
-        const std::string name = fmt::format("{}-{}", parent, ++generated_);
+        const std::string name = fmt::format("{}#{}", parent, ++generated_);
         const uint32_t id = rule_id(name, pos_);
         rules_[id].alternatives = std::move(alternatives);
         rules_[id].defined = true;
