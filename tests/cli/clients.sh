@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end with real clients: the official `openai` and `@anthropic-ai/sdk` npm packages and the
+# End-to-end with real clients: the official `openai` (chat, completions, responses) and `@anthropic-ai/sdk` npm packages and the
 # chat page in headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core) against `strata serve`.
 # The npm packages are pinned in tests/clients/package-lock.json and installed into the build tree
 # (node_modules and npm's cache there, so a second run needs no network). Skips when node, npm or
@@ -31,4 +31,4 @@ fi
 # at a time: each starts its own server, and CI has two cores.
 cd "$root/tests/clients"
 STRATA_BIN=$strata CHROMIUM=$chromium CLIENTS_ARTIFACTS=$work/artifacts NODE_PATH=$work/node_modules \
-    timeout 240 node --test --test-concurrency=1 openai_client.test.cjs anthropic_client.test.cjs web_page.test.cjs
+    timeout 300 node --test --test-concurrency=1 openai_client.test.cjs responses_client.test.cjs anthropic_client.test.cjs web_page.test.cjs
