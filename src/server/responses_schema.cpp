@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <ctime>
 #include <limits>
@@ -397,7 +398,12 @@ std::optional<ApiError> check_responses_context(int64_t n_prompt, std::optional<
     return std::nullopt;
 }
 
-ApiError response_not_found(const std::string& id, const std::string& param) {
+ApiError response_not_found(const std::string& given, const std::string& param) {
+    // Ids are ASCII; anything else (a path's bytes need not be UTF-8) is not echoed as it came.
+    std::string id = given.substr(0, 128);
+    for (char& ch : id) {
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '?';
+    }
     return ApiError{404,
                     fmt::format("no response with id '{}': it was never stored (store: false), was deleted, or was evicted from this "
                                 "server's bounded store; send the conversation as input items instead",

@@ -347,6 +347,8 @@ TEST(ResponsesE2E, BadRequestsGetOpenAiErrorsAndTheServerStaysUp) {
     unknown["previous_response_id"] = "resp_nothing";
     expect_openai_error(post(c, "/v1/responses", unknown), 404, "previous_response_id", "no response with id 'resp_nothing'");
     expect_openai_error(c.Get("/v1/responses/a/b"), 404, "", "no route GET /v1/responses/a/b");
+    // An id's bytes are not echoed as they came (a path need not be UTF-8).
+    expect_openai_error(c.Get("/v1/responses/%FF%FEx"), 404, "", "no response with id '??x'");
     auto ok = post(c, "/v1/responses", request("still there?"));
     ASSERT_TRUE(ok);
     EXPECT_EQ(ok->status, 200) << ok->body;
