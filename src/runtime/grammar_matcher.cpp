@@ -55,8 +55,9 @@ void GrammarMatcher::advance(const std::vector<Stack>& stacks, uint32_t cp, std:
 
 bool GrammarMatcher::partial_possible(const std::vector<Stack>& stacks, const PartialUtf8& p) const {
     const int shift = 6 * p.remaining;
-    const uint32_t lo = p.value << shift;
-    const uint32_t hi = lo | ((1u << shift) - 1);
+    const uint32_t lo = std::max(p.value << shift, p.min);
+    const uint32_t hi = std::min((p.value << shift) | ((1u << shift) - 1), 0x10FFFFu);
+    if (lo > hi) return false;
     for (const Stack& s : stacks) {
         if (!s.empty() && grammar_->class_intersects(*s.back(), lo, hi)) return true;
     }
@@ -69,15 +70,15 @@ bool GrammarMatcher::step(const State& from, unsigned char byte, State& to) cons
     uint32_t cp = 0;
     if (from.partial.remaining > 0) {
         if ((byte & 0xC0) != 0x80) return false;
-        to.partial = {(from.partial.value << 6) | (byte & 0x3Fu), from.partial.remaining - 1};
+        to.partial = {(from.partial.value << 6) | (byte & 0x3Fu), from.partial.remaining - 1, from.partial.min};
     } else if (byte < 0x80) {
         cp = byte;
     } else if ((byte & 0xE0) == 0xC0) {
-        to.partial = {byte & 0x1Fu, 1};
+        to.partial = {byte & 0x1Fu, 1, 0x80};
     } else if ((byte & 0xF0) == 0xE0) {
-        to.partial = {byte & 0x0Fu, 2};
+        to.partial = {byte & 0x0Fu, 2, 0x800};
     } else if ((byte & 0xF8) == 0xF0) {
-        to.partial = {byte & 0x07u, 3};
+        to.partial = {byte & 0x07u, 3, 0x10000};
     } else {
         return false;  // a continuation byte with nothing to continue, or not UTF-8
     }
@@ -86,7 +87,12 @@ bool GrammarMatcher::step(const State& from, unsigned char byte, State& to) cons
         to.stacks = from.stacks;
         return true;
     }
-    if (from.partial.remaining > 0) cp = to.partial.value;
+    if (from.partial.remaining > 0) {
+        cp = to.partial.value;
+        // Overlong forms (C0 BC for '<') and surrogates are not UTF-8: a byte-level vocabulary
+        // has tokens for them, and a grammar must not let them stand for the character.
+        if (cp < to.partial.min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    }
     to.partial = {};
     advance(from.stacks, cp, to.stacks);
     return !to.stacks.empty();

@@ -33,6 +33,7 @@ public:
     struct PartialUtf8 {
         uint32_t value = 0;
         int remaining = 0;
+        uint32_t min = 0;  // the smallest code point its length may encode (overlong forms are refused)
     };
     // Everything a walk needs to go on from some text: the stacks and the cut sequence.
     struct State {

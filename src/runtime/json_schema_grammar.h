@@ -15,7 +15,7 @@
 // maximum, multipleOf), string format, uniqueItems. Refused with a message: pattern,
 // patternProperties, not, if/then/else, $ref outside the document.
 //
-// Numbers are bounded (16 integer digits, 16 fraction digits, 3 exponent digits) and whitespace
+// Numbers are bounded (16 integer digits, 16 fraction digits, 2 exponent digits: a double holds every one) and whitespace
 // between tokens to 4 characters, so that a confused model cannot write forever inside a value
 // the schema leaves unbounded. json_object_gbnf() is any JSON object.
 

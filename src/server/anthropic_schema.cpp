@@ -245,9 +245,8 @@ std::optional<ApiError> parse_tools(const ojson& body, GenerationRequest& r) {
 }
 
 // "auto" keeps the tools; "none" leaves them out of the prompt, so the model is not offered
-// any (as the OpenAI route's "none"). "any" and "tool" would force a call: that needs decoding
-// constrained to the call's grammar, which this server does not have yet, so they are refused
-// instead of answered with a reply that may not call. disable_parallel_tool_use is accepted but
+// any (as the OpenAI route's "none"). "any" and "tool" force a call: the reply is sampled under
+// the grammar of a call to one of the tools (or the named one). disable_parallel_tool_use is accepted but
 // not enforced: the reply carries the calls the model wrote.
 std::optional<ApiError> parse_tool_choice(const ojson& body, GenerationRequest& r) {
     const ojson* choice = field(body, "tool_choice");
@@ -260,7 +259,16 @@ std::optional<ApiError> parse_tool_choice(const ojson& body, GenerationRequest& 
         return std::nullopt;
     }
     if (t == "any" || t == "tool") {
-        return ApiError::unsupported("tool_choice", fmt::format("tool_choice: {{\"type\": \"{}\"}} forces a tool call, which needs constrained decoding that this server does not do yet; send {{\"type\": \"auto\"}}", t));
+        // A forced call: constrained decoding (server/constrained_output.h) writes one call.
+        std::string name;
+        if (t == "tool") {
+            const ojson* n = field(*choice, "name");
+            if (!n || !n->is_string()) return ApiError::invalid("tool_choice", fmt::format("tool_choice: {{\"type\": \"tool\"}} needs the tool's \"name\", got {}", shown(*choice)));
+            name = n->get<std::string>();
+        }
+        if (r.tools.is_null()) return ApiError::invalid("tool_choice", fmt::format("tool_choice: {{\"type\": \"{}\"}} forces a tool call and needs tools; send the tools the model may call", t));
+        r.constraint = OutputConstraint::tool_call(name);
+        return std::nullopt;
     }
     return ApiError::invalid("tool_choice", fmt::format("tool_choice: expected {{\"type\": \"auto\" | \"any\" | \"tool\" | \"none\"}}, got {}", shown(*choice)));
 }

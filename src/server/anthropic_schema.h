@@ -28,7 +28,7 @@ enum class MessagesEndpoint {
 };
 
 // Any `model` name is accepted and echoed back: Anthropic clients send their own model names, and
-// this server serves one model. tool_choice "any" / "tool" are refused (see the .cpp).
+// this server serves one model. tool_choice "any" / "tool" force a call (constrained decoding).
 ApiResult<GenerationRequest> parse_messages_request(std::string_view body, const SamplingParams& defaults,
                                                     MessagesEndpoint endpoint);
 

@@ -124,7 +124,7 @@ void handle_generation(ServerContext& ctx, Endpoint endpoint, const httplib::Req
     a->generation = std::move(*started.value);
     const GenerationRequest& r = a->generation->prepared.request;
     a->meta = make_response_meta(endpoint, r.model.empty() ? ctx.options.model_id : r.model);
-    if (endpoint == Endpoint::Chat) a->parser.emplace(ctx.chat_format(), a->generation->prepared.rendered_prompt, r.tools, r.sampling.seed);
+    if (endpoint == Endpoint::Chat) a->parser.emplace(a->generation->prepared.output_format, a->generation->prepared.rendered_prompt, r.tools, r.sampling.seed);
 
     if (!r.stream) return answer_whole(*a, res);
     res.status = 200;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "server/connection.h"
+#include "server/constrained_output.h"
 
 namespace strata::server {
 
@@ -54,6 +55,7 @@ ApiResult<Prepared> prepare_prompt(const ServerContext& ctx, GenerationRequest r
         p.spec.prompt = std::move(prompt.value->tokens);
         // Harmony (gpt-oss) writes its channel markers as control tokens; the parser needs them.
         p.spec.render_special = ctx.chat_format() == tool_calls::ChatFormat::GptOss;
+        p.output_format = ctx.chat_format();
     } else if (r.prompt_is_tokens) {
         for (int32_t id : r.prompt_tokens) {
             if (static_cast<size_t>(id) >= tok.vocab_size()) {
@@ -76,6 +78,16 @@ std::optional<ApiError> fit_to_context(const ServerContext& ctx, Prepared& p) {
     p.spec.stop = r.stop;
     p.spec.ignore_eos = r.ignore_eos;
     p.spec.deadline = Clock::now() + ctx.options.timeout;
+    return apply_output_constraint(ctx, p);
+}
+
+std::optional<ApiError> apply_output_constraint(const ServerContext& ctx, Prepared& p) {
+    const OutputConstraint& c = p.request.constraint;
+    const bool thinking_open = tool_calls::prompt_opens_thinking(ctx.chat_format(), p.rendered_prompt);
+    auto grammar = compile_output_constraint(c, ctx.chat_format(), p.request.tools, thinking_open);
+    if (!grammar) return grammar.error;
+    p.spec.grammar = std::move(*grammar.value);
+    if (c.kind == OutputConstraint::Kind::ToolCall) p.output_format = forced_call_format(ctx.chat_format());
     return std::nullopt;
 }
 

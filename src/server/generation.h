@@ -46,12 +46,20 @@ struct Prepared {
     GenerationRequest request;
     std::string rendered_prompt;  // chat: the template's output (the parser checks its end)
     TaskSpec spec;
+    // The syntax the output parser reads: the model's, or the one a forced call is written in
+    // (server/constrained_output.h).
+    tool_calls::ChatFormat output_format = tool_calls::ChatFormat::Generic;
 };
 ApiResult<Prepared> prepare_generation(const ServerContext& ctx, GenerationRequest request);
 // Its two halves, for a route that words the context check its own way: the prompt built (the
 // spec's prompt and render flag set), then the context check and the rest of the task's settings.
+// fit_to_context also compiles the request's output constraint (apply_output_constraint).
 ApiResult<Prepared> prepare_prompt(const ServerContext& ctx, GenerationRequest request);
 std::optional<ApiError> fit_to_context(const ServerContext& ctx, Prepared& p);
+// Sets p.spec.grammar and p.output_format from p.request.constraint (a 400 when the schema, the
+// grammar or the forced call cannot be compiled). Routes that build their TaskSpec without
+// fit_to_context (e.g. /v1/responses) call it after setting request.constraint.
+std::optional<ApiError> apply_output_constraint(const ServerContext& ctx, Prepared& p);
 
 // A queued or running task with what its answer is built from.
 struct Generation {

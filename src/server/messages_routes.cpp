@@ -147,7 +147,7 @@ void handle_messages(ServerContext& ctx, const httplib::Request& req, httplib::R
     const GenerationRequest& r = a->generation->prepared.request;
     a->id = make_message_id();
     a->model = r.model;
-    a->parser.emplace(ctx.chat_format(), a->generation->prepared.rendered_prompt, r.tools, r.sampling.seed);
+    a->parser.emplace(a->generation->prepared.output_format, a->generation->prepared.rendered_prompt, r.tools, r.sampling.seed);
 
     if (!r.stream) return answer_whole(*a, res);
     res.status = 200;

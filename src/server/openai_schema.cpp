@@ -59,12 +59,6 @@ std::optional<ApiError> reject_unsupported(const ojson& body, Endpoint endpoint)
     if (const ojson* v = field(body, "logit_bias"); v && !(v->is_object() && v->empty())) {
         return ApiError::unsupported("logit_bias", "logit_bias: not supported by this server");
     }
-    if (const ojson* v = field(body, "response_format")) {
-        const ojson* type = v->is_object() ? field(*v, "type") : nullptr;
-        if (!(type && type->is_string() && type->get<std::string>() == "text")) {
-            return ApiError::unsupported("response_format", fmt::format("response_format: only {{\"type\": \"text\"}} is supported (no constrained JSON output), got {}", shown(*v)));
-        }
-    }
     for (const char* name : {"functions", "function_call", "audio", "prediction"}) {
         if (field(body, name)) return ApiError::unsupported(name, fmt::format("{}: not supported by this server", name));
     }
@@ -85,9 +79,48 @@ std::optional<ApiError> reject_unsupported(const ojson& body, Endpoint endpoint)
     return std::nullopt;
 }
 
+// response_format (text, json_object, json_schema) and llama-server's GBNF `grammar`; a forced
+// tool_choice (parse_tools) is a constraint too, and only one may be given.
+std::optional<ApiError> parse_output_constraint(const ojson& body, GenerationRequest& r) {
+    const bool forced_call = r.constraint.kind == OutputConstraint::Kind::ToolCall;
+    if (const ojson* v = field(body, "response_format")) {
+        const ojson* type = v->is_object() ? field(*v, "type") : nullptr;
+        const std::string t = type && type->is_string() ? type->get<std::string>() : "";
+        if (t != "text" && t != "json_object" && t != "json_schema") {
+            return ApiError::invalid("response_format", fmt::format("response_format: expected {{\"type\": \"text\" | \"json_object\" | \"json_schema\"}}, got {}", shown(*v)));
+        }
+        if (t != "text" && forced_call) {
+            return ApiError::invalid("response_format", "response_format: a forced tool_choice already fixes the output; send one of them");
+        }
+        if (t == "json_object") r.constraint.kind = OutputConstraint::Kind::JsonObject;
+        if (t == "json_schema") {
+            const ojson* js = field(*v, "json_schema");
+            const ojson* schema = js && js->is_object() ? field(*js, "schema") : nullptr;
+            if (!schema || !(schema->is_object() || schema->is_boolean())) {
+                return ApiError::invalid("response_format", fmt::format("response_format.json_schema: expected {{\"name\", \"schema\": {{...}}, \"strict\"}}, got {}", shown(js ? *js : *v)));
+            }
+            r.constraint.kind = OutputConstraint::Kind::JsonSchema;
+            r.constraint.schema = *schema;
+            const ojson* strict = field(*js, "strict");
+            if (strict && !strict->is_boolean()) return ApiError::invalid("response_format", fmt::format("response_format.json_schema.strict: expected true or false, got {}", shown(*strict)));
+            r.constraint.strict = strict && strict->get<bool>();
+        }
+    }
+    if (const ojson* g = field(body, "grammar")) {
+        if (!g->is_string()) return ApiError::invalid("grammar", fmt::format("grammar: expected GBNF text (a string), got {}", shown(*g)));
+        if (r.constraint.kind != OutputConstraint::Kind::None) {
+            return ApiError::invalid("grammar", "grammar: response_format or a forced tool_choice already fixes the output; send one of them");
+        }
+        r.constraint.kind = OutputConstraint::Kind::Grammar;
+        r.constraint.grammar = g->get<std::string>();
+    }
+    return std::nullopt;
+}
+
 // The fields both endpoints share: sampling, limits, stop strings, streaming.
 std::optional<ApiError> parse_common(const ojson& body, const SamplingParams& defaults, GenerationRequest& r) {
     if (auto e = reject_unsupported(body, r.endpoint)) return e;
+    if (auto e = parse_output_constraint(body, r)) return e;
     r.sampling = defaults;
     if (auto e = read_float(body, "temperature", 0.0, 2.0, r.sampling.temperature)) return e;
     if (auto e = read_float(body, "top_p", 0.0, 1.0, r.sampling.top_p)) return e;
@@ -231,11 +264,19 @@ std::optional<ApiError> parse_tools(const ojson& body, GenerationRequest& r) {
     }
     if (const ojson* choice = field(body, "tool_choice")) {
         const std::string c = choice->is_string() ? choice->get<std::string>() : "";
+        const ojson* fn = choice->is_object() ? field(*choice, "function") : nullptr;
+        const ojson* name = fn && fn->is_object() ? field(*fn, "name") : nullptr;
         if (c == "none") {
             r.tools = nullptr;
+        } else if (c == "required") {
+            r.constraint = OutputConstraint::tool_call("");  // constrained decoding writes one call
+        } else if (name && name->is_string()) {
+            r.constraint = OutputConstraint::tool_call(name->get<std::string>());
         } else if (c != "auto") {
-            // Forcing a call needs constrained decoding, which this server does not do yet.
-            return ApiError::unsupported("tool_choice", fmt::format("tool_choice: only \"auto\" and \"none\" are supported, got {}", shown(*choice)));
+            return ApiError::invalid("tool_choice", fmt::format("tool_choice: expected \"auto\", \"none\", \"required\" or {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}, got {}", shown(*choice)));
+        }
+        if (r.constraint.kind == OutputConstraint::Kind::ToolCall && r.tools.is_null()) {
+            return ApiError::invalid("tool_choice", "tool_choice: forcing a tool call needs tools; send the tools the model may call");
         }
     }
     if (const ojson* kw = field(body, "chat_template_kwargs")) {

@@ -45,6 +45,24 @@ struct ApiResult {
 
 enum class Endpoint { Chat, Completion };
 
+// What the output must be, from response_format, grammar or a forced tool_choice
+// (server/constrained_output.h turns it into the grammar sampled under).
+struct OutputConstraint {
+    enum class Kind { None, Grammar, JsonObject, JsonSchema, ToolCall };
+    Kind kind = Kind::None;
+    std::string grammar;          // Grammar: GBNF text, root rule "root"
+    nlohmann::ordered_json schema;  // JsonSchema (ordered: properties are written in the client's order)
+    bool strict = true;           // JsonSchema: objects take no members beyond their properties unless they say so
+    std::string tool_name;        // ToolCall: the function to call; empty: any of the request's tools
+
+    static OutputConstraint tool_call(std::string name) {
+        OutputConstraint c;
+        c.kind = Kind::ToolCall;
+        c.tool_name = std::move(name);
+        return c;
+    }
+};
+
 // One generation request, from either endpoint, before tokenization.
 struct GenerationRequest {
     Endpoint endpoint = Endpoint::Chat;
@@ -69,6 +87,7 @@ struct GenerationRequest {
     std::optional<int64_t> max_tokens;  // absent: up to the end of the context
     std::vector<std::string> stop;
     bool ignore_eos = false;  // extension (as llama.cpp's server): generate past end-of-generation tokens
+    OutputConstraint constraint;
 };
 
 // `defaults`: the sampling values used for fields the client leaves out. `model_id`: the one

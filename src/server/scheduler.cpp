@@ -204,6 +204,7 @@ void Scheduler::admit_locked(std::unique_lock<std::mutex>& lock) {
         slot.result.cached_tokens = static_cast<int64_t>(reuse);
         slot.result.queue_seconds = seconds_between(slot.task->submitted_, slot.started);
         slot.sampler.emplace(spec.sampling);
+        slot.grammar.reset();  // made by the engine thread at the first sample (sample_next)
         slot.streamer.emplace(spec.stop);
     }
 }

@@ -32,6 +32,7 @@
 
 #include "core/thread_pool.h"
 #include "model/model.h"
+#include "runtime/grammar_sampling.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "server/metrics.h"
@@ -57,6 +58,9 @@ struct TaskSpec {
     std::vector<std::string> stop;
     bool ignore_eos = false;      // generate past end-of-generation tokens
     bool render_special = false;  // keep control tokens in the text (harmony channel markers)
+    // Constrained decoding: every token must continue a sentence of this grammar; end tokens
+    // only where a sentence is complete, and the task stops when nothing can follow.
+    std::shared_ptr<const Grammar> grammar;
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
@@ -138,6 +142,8 @@ private:
     bool sample_next(Slot& slot);    // a generating slot's next token; false: it finished
     void record_step_locked(const StepRecord& r);
     void finish(Slot& slot, TaskOutcome outcome, std::string error = {});
+    // The tokenizer's vocabulary for grammars, built by the engine thread at the first grammar.
+    const std::shared_ptr<const TokenVocabulary>& token_vocabulary();
     void finish_unstarted(TaskHandle& task, TaskOutcome outcome, std::string error);
 
     Model& model_;
@@ -150,6 +156,7 @@ private:
     std::vector<SessionChunk> chunks_;     // this step's work, reused between steps
     std::vector<Slot*> stepped_;           // the slot of each chunk
     std::vector<Status> chunk_status_;     // how each chunk's forward pass went
+    std::shared_ptr<const TokenVocabulary> token_vocabulary_;  // engine thread; null until a grammar comes
     size_t prefill_cursor_ = 0;            // the prefilling slot served first, rotating for fairness
 
     mutable std::mutex mutex_;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "runtime/grammar_sampling.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/text_stream.h"
@@ -20,6 +21,7 @@ struct Scheduler::Slot {
     Session session;
     std::shared_ptr<TaskHandle> task;  // null: free. Only the engine thread changes it.
     std::optional<Sampler> sampler;
+    std::optional<GrammarConstraint> grammar;  // the task's grammar state, when it has one
     std::optional<StopStringStreamer> streamer;
     size_t prompt_done = 0;            // prompt tokens already in the session
     int32_t next_token = 0;            // a generating slot's token for this step's forward pass

@@ -36,8 +36,20 @@ bool Scheduler::sample_next(Slot& slot) {
     TaskHandle& task = *slot.task;
     const TaskSpec& spec = task.spec_;
     Session& session = slot.session;
-    const int32_t next = options_.forced_next_token ? options_.forced_next_token(spec.prompt, slot.result.generated_tokens)
-                                                    : session.sample(*slot.sampler);
+    if (spec.grammar && !slot.grammar) slot.grammar.emplace(spec.grammar, token_vocabulary());
+    int32_t next = 0;
+    if (options_.forced_next_token) {
+        next = options_.forced_next_token(spec.prompt, slot.result.generated_tokens);
+    } else if (slot.grammar) {
+        next = session.sample(*slot.sampler, *slot.grammar);
+        if (next < 0) {  // the grammar allows no token (nor the end): what was written is all it can be
+            finish(slot, TaskOutcome::Stop);
+            return false;
+        }
+    } else {
+        next = session.sample(*slot.sampler);
+    }
+    if (slot.grammar) static_cast<void>(slot.grammar->accept(next));
     slot.sampler->accept(next);
     ++slot.result.generated_tokens;
     if (!spec.ignore_eos && (next == tokenizer_.eos_id() || next == tokenizer_.eot_id())) {
@@ -46,7 +58,7 @@ bool Scheduler::sample_next(Slot& slot) {
     }
     std::string ready = slot.streamer->push(tokenizer_.token_to_piece(next, spec.render_special));
     if (!ready.empty()) task.push(TaskEvent{TaskEvent::Kind::Text, std::move(ready), {}});
-    if (slot.streamer->stopped()) {
+    if (slot.streamer->stopped() || (slot.grammar && slot.grammar->exhausted())) {
         finish(slot, TaskOutcome::Stop);
         return false;
     }
@@ -57,6 +69,11 @@ bool Scheduler::sample_next(Slot& slot) {
     }
     slot.next_token = next;
     return true;
+}
+
+const std::shared_ptr<const TokenVocabulary>& Scheduler::token_vocabulary() {
+    if (!token_vocabulary_) token_vocabulary_ = std::make_shared<const TokenVocabulary>(TokenVocabulary::from(tokenizer_));
+    return token_vocabulary_;
 }
 
 Scheduler::StepRecord Scheduler::run_step() {

@@ -144,6 +144,13 @@ TEST(GrammarMatcher, Utf8CodePointsAndCutSequences) {
     // A lead byte whose code points the class cannot hold is refused at once (U+4E00.. for E4).
     EXPECT_FALSE(m.accepts("\xE4"));
     EXPECT_FALSE(m.accepts("\xFF"));
+    // Overlong forms of ASCII are refused, at the lead byte when they can only be overlong.
+    auto angle = compile("root ::= \"<\"\n");
+    GrammarMatcher a(angle);
+    EXPECT_FALSE(a.accepts("\xC0"));
+    EXPECT_FALSE(a.accepts("\xC0\xBC"));
+    EXPECT_FALSE(a.accepts("\xE0\x80\xBC"));
+    EXPECT_TRUE(a.accepts("<"));
     // Any code point with '.'.
     auto any = compile("root ::= . .\n");
     EXPECT_TRUE(matches(any, "a\xF0\x9F\x98\x80"));

@@ -106,7 +106,7 @@ TEST(AnthropicSchema, TheContextCheckSpeaksAnthropicsWords) {
     EXPECT_NE(long_prompt->message.find("--ctx-size"), std::string::npos);
 }
 
-TEST(AnthropicSchema, ToolsTakeTheOpenAiFormAndToolChoiceIsHonest) {
+TEST(AnthropicSchema, ToolsTakeTheOpenAiFormAndToolChoiceForcesACall) {
     const std::string tools = R"("tools":[{"name":"get_weather","description":"Weather now","input_schema":{"type":"object"}},)"
                               R"({"type":"custom","name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}])";
     auto r = messages(body_with(tools + R"(,"tool_choice":{"type":"auto","disable_parallel_tool_use":true})"));
@@ -117,9 +117,16 @@ TEST(AnthropicSchema, ToolsTakeTheOpenAiFormAndToolChoiceIsHonest) {
     auto none = messages(body_with(tools + R"(,"tool_choice":{"type":"none"})"));
     ASSERT_TRUE(none) << none.error.message;
     EXPECT_TRUE(none.value->tools.is_null());  // not offered to the model at all
-    // Forcing a call needs constrained decoding: refused, never faked.
-    expect_error(body_with(tools + R"(,"tool_choice":{"type":"any"})"), 400, "tool_choice", "constrained decoding");
-    expect_error(body_with(tools + R"(,"tool_choice":{"type":"tool","name":"f"})"), 400, "tool_choice", "constrained decoding");
+    // Forcing a call: the reply is sampled under the grammar of a call (server/constrained_output.h).
+    auto any = messages(body_with(tools + R"(,"tool_choice":{"type":"any"})"));
+    ASSERT_TRUE(any) << any.error.message;
+    EXPECT_EQ(any.value->constraint.kind, OutputConstraint::Kind::ToolCall);
+    EXPECT_EQ(any.value->constraint.tool_name, "");
+    auto named = messages(body_with(tools + R"(,"tool_choice":{"type":"tool","name":"f"})"));
+    ASSERT_TRUE(named) << named.error.message;
+    EXPECT_EQ(named.value->constraint.tool_name, "f");
+    expect_error(body_with(tools + R"(,"tool_choice":{"type":"tool"})"), 400, "tool_choice", "needs the tool's \"name\"");
+    expect_error(body_with(R"("tool_choice":{"type":"any"})"), 400, "tool_choice", "needs tools");
     expect_error(body_with(tools + R"(,"tool_choice":"auto")"), 400, "tool_choice", "expected {\"type\"");
 }
 

@@ -261,8 +261,8 @@ TEST(MessagesE2E, BadRequestsGetAnthropicErrorsAndTheServerStaysUp) {
     expect_anthropic_error(post(c, "/v1/messages", image), 400, "invalid_request_error", "image blocks are not supported");
     json forced = request("x");
     forced["tools"] = {kWeatherTool};
-    forced["tool_choice"] = {{"type", "any"}};
-    expect_anthropic_error(post(c, "/v1/messages", forced), 400, "invalid_request_error", "constrained decoding");
+    forced["tool_choice"] = {{"type", "tool"}, {"name", "no_such_tool"}};
+    expect_anthropic_error(post(c, "/v1/messages", forced), 400, "invalid_request_error", "expected the name of one of the request's tools");
     expect_anthropic_error(post(c, "/v1/messages", request("x", 100000)), 400, "invalid_request_error",
                            "input length and `max_tokens` exceed context limit: 19 + 100000 > 512");
     expect_anthropic_error(post(c, "/v1/messages", request(std::string(600, 'x'))), 400, "invalid_request_error",

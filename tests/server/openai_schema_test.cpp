@@ -151,9 +151,28 @@ TEST(OpenAiSchema, ParametersThatChangeTheAnswerAreRefusedNotIgnored) {
     expect_chat_error(chat_body(R"("logprobs":true)"), 400, "logprobs", "not supported", "unsupported_parameter");
     expect_chat_error(chat_body(R"("top_logprobs":3)"), 400, "top_logprobs", "not supported", "unsupported_parameter");
     expect_chat_error(chat_body(R"("logit_bias":{"50256":-100})"), 400, "logit_bias", "not supported", "unsupported_parameter");
-    expect_chat_error(chat_body(R"("response_format":{"type":"json_object"})"), 400, "response_format", "only {\"type\": \"text\"}");
-    expect_chat_error(chat_body(R"("tool_choice":"required")"), 400, "tool_choice", "only \"auto\" and \"none\"");
-    expect_chat_error(chat_body(R"("tool_choice":{"type":"function","function":{"name":"f"}})"), 400, "tool_choice", "only \"auto\"");
+    expect_chat_error(chat_body(R"("response_format":{"type":"xml"})"), 400, "response_format", "expected {\"type\": \"text\" | \"json_object\" | \"json_schema\"}");
+    expect_chat_error(chat_body(R"("response_format":{"type":"json_schema","json_schema":{"name":"x"}})"), 400, "response_format", "expected {\"name\", \"schema\"");
+    expect_chat_error(chat_body(R"("grammar":5)"), 400, "grammar", "expected GBNF text");
+    expect_chat_error(chat_body(R"("response_format":{"type":"json_object"},"grammar":"root ::= \"a\"")"), 400, "grammar", "send one of them");
+    expect_chat_error(chat_body(R"("tool_choice":"required")"), 400, "tool_choice", "needs tools");
+    expect_chat_error(chat_body(R"("tool_choice":{"type":"function","function":{"name":"f"}})"), 400, "tool_choice", "needs tools");
+    expect_chat_error(chat_body(R"("tool_choice":"sometimes")"), 400, "tool_choice", "expected \"auto\", \"none\", \"required\"");
+    // Constrained output: parsed into the request's constraint.
+    auto json_object = chat(chat_body(R"("response_format":{"type":"json_object"})"));
+    ASSERT_TRUE(json_object) << json_object.error.message;
+    EXPECT_EQ(json_object.value->constraint.kind, OutputConstraint::Kind::JsonObject);
+    auto schema = chat(chat_body(R"("response_format":{"type":"json_schema","json_schema":{"name":"p","schema":{"type":"object","properties":{"b":{},"a":{}}},"strict":true}})"));
+    ASSERT_TRUE(schema) << schema.error.message;
+    EXPECT_EQ(schema.value->constraint.kind, OutputConstraint::Kind::JsonSchema);
+    EXPECT_TRUE(schema.value->constraint.strict);
+    EXPECT_EQ(schema.value->constraint.schema["properties"].begin().key(), "b");  // the client's order is kept
+    auto forced = chat(chat_body(R"("tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}})"));
+    ASSERT_TRUE(forced) << forced.error.message;
+    EXPECT_EQ(forced.value->constraint.tool_name, "f");
+    auto gbnf = chat(chat_body(R"("grammar":"root ::= \"a\"")"));
+    ASSERT_TRUE(gbnf) << gbnf.error.message;
+    EXPECT_EQ(gbnf.value->constraint.grammar, "root ::= \"a\"");
     expect_chat_error(chat_body(R"("functions":[{"name":"f"}])"), 400, "functions", "not supported");
     expect_chat_error(chat_body(R"("modalities":["text","audio"])"), 400, "modalities", "only [\"text\"]");
     // Their neutral values are accepted.
