@@ -29,7 +29,10 @@
 #include "model/model.h"
 #include "model/ple_table.h"
 #include "model/tensor_roles.h"
+#include "core/file.h"
 #include "runtime/decode_bound.h"
+#include "runtime/grammar_sampling.h"
+#include "runtime/json_schema_grammar.h"
 #include "runtime/memory_bandwidth.h"
 #include "runtime/session.h"
 #include "runtime/weights_load.h"
@@ -66,6 +69,7 @@ struct BenchOptions {
     bool bound = true;
     bool gpu_profile = false;
     bool cpu_profile = false;
+    std::string json_schema;  // a JSON Schema file: tg runs again, sampling under its grammar
     DeviceFlags device;
     TierFlags tiers;
 };
@@ -178,7 +182,8 @@ int run_bench(const BenchOptions& o) {
     for (int64_t ng : o.n_gen) n_ctx = std::max(n_ctx, o.depth + ng + 1);
     auto request = engine_request(o.model, o.device, o.tiers, n_ctx, o.n_batch);
     if (!request) return report_failure("bench", request.status().message());
-    request->tokenizer = false;  // random token ids: a file without a vocabulary benchmarks too
+    // Random token ids: a file without a vocabulary benchmarks too (a schema needs the vocabulary).
+    request->tokenizer = !o.json_schema.empty();
     auto opened = Engine::open(std::move(*request));
     if (!opened) return report_failure("bench", opened.status().message());
     const GgufFile& file = (*opened)->file;
@@ -360,8 +365,27 @@ int run_bench(const BenchOptions& o) {
         report(test_name("pp", np), rates, 0, profile, cpu_profile);
     }
     Sampler greedy(SamplingParams{.temperature = 0.0f});
+    // --json-schema: each tg test runs a second time with the schema's grammar masking every
+    // sampled token (the chosen token is fed, and the grammar restarts when its value closes).
+    std::shared_ptr<const Grammar> schema_grammar;
+    std::shared_ptr<const TokenVocabulary> schema_vocab;
+    if (!o.json_schema.empty()) {
+        auto text = read_file_to_string(o.json_schema);
+        if (!text) return report_failure("bench", text.status().message());
+        auto schema = nlohmann::ordered_json::parse(*text, nullptr, false);
+        if (schema.is_discarded()) return report_failure("bench", fmt::format("--json-schema {}: expected a JSON Schema, got text that is not JSON — check the file", o.json_schema));
+        auto gbnf = json_schema_to_gbnf(schema, {.strict = true});
+        if (!gbnf) return report_failure("bench", gbnf.status().message());
+        auto grammar = parse_grammar(*gbnf);
+        if (!grammar) return report_failure("bench", grammar.status().message());
+        schema_grammar = std::make_shared<const Grammar>(std::move(*grammar));
+        schema_vocab = std::make_shared<const TokenVocabulary>(TokenVocabulary::from(*(*opened)->tokenizer));
+    }
     for (int64_t ng : o.n_gen) {
+      for (const bool constrained : {false, true}) {
         if (ng <= 0) continue;
+        if (constrained && !schema_grammar) continue;
+        int64_t fallbacks = 0;
         std::vector<double> rates, probes_beside;
         OpProfile profile, cpu_profile;
         tiers_window = GpuExpertTierStats{};
@@ -379,13 +403,27 @@ int run_bench(const BenchOptions& o) {
             window_start = tier_snapshot();
             ple_start = ple_snapshot();
             auto t0 = std::chrono::steady_clock::now();
+            std::optional<GrammarConstraint> grammar;
+            if (constrained) grammar.emplace(schema_grammar, schema_vocab);
             for (int64_t i = 0; i < ng; ++i) {
                 // Each step picks a token greedily as generation does (on the GPU for a GPU model),
                 // and then feeds a random one, so that the routing stays that of random text.
-                static_cast<void>(session.sample(greedy));
-                int32_t next[1] = {any_token(rng)};
+                int32_t next[1] = {0};
+                if (grammar) {
+                    const int32_t t = session.sample(greedy, *grammar);
+                    const bool ends = t < 0 || schema_vocab->is_end(t) || !grammar->accept(t) || grammar->exhausted();
+                    next[0] = t < 0 || schema_vocab->is_end(t) ? any_token(rng) : t;
+                    if (ends) {
+                        fallbacks += grammar->fallbacks;
+                        grammar.emplace(schema_grammar, schema_vocab);
+                    }
+                } else {
+                    static_cast<void>(session.sample(greedy));
+                    next[0] = any_token(rng);
+                }
                 if (Status s = session.append(next); !s) return report_failure("bench", s.message());
             }
+            if (grammar) fallbacks += grammar->fallbacks;
             double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (r >= 0) tiers_window.add_window(window_start, tier_snapshot());
             if (r >= 0) add_ple_window();
@@ -396,8 +434,13 @@ int run_bench(const BenchOptions& o) {
         if (probe) probes_beside.push_back(probe->measure(kBesidePasses).bytes_per_second);
         // The bound is a CPU one (with_bound), so a one-position cache is a host cache.
         const uint64_t kv_read = with_bound ? kv_bytes_per_token(model.make_kv_cache(1).bytes(), ng, o.depth) : 0;
-        report(test_name("tg", ng), rates, with_bound ? bytes.bytes_per_token + kv_read : 0,
-               profile, cpu_profile, probes_beside);
+        const std::string name = test_name("tg", ng) + (constrained ? "+schema" : "");
+        report(name, rates, with_bound ? bytes.bytes_per_token + kv_read : 0, profile, cpu_profile, probes_beside);
+        if (constrained && !o.json) {
+            fmt::print("{}: {} full-vocabulary walks in {} tokens (none of the reduction's candidates allowed)\n", name, fallbacks,
+                       ng * (o.repetitions + 1));
+        }
+      }
     }
     if (o.json) {
         nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch_name()}, {"threads", pool.size()}, {"spin_us", pool.spin_us()},
@@ -435,6 +478,8 @@ CommandRegistration registration("bench", "Measure prompt and generation speed (
         ->capture_default_str();
     app.add_option("-b,--batch-size", o->n_batch, "Prompt tokens per forward pass")->capture_default_str()->check(CLI::Range(1, 1 << 16));
     app.add_flag("--json", o->json, "Machine-readable output");
+    app.add_option("--json-schema", o->json_schema,
+                   "A JSON Schema file: each tg test runs again sampling under its grammar (tgN+schema), for the constrained decoding's cost");
     app.add_flag("!--no-bound", o->bound, "Skip the memory-bandwidth measurement and the decode bound");
     app.add_flag("--gpu-profile", o->gpu_profile,
                  "Time every GPU op (eager launches) and print kernel ms per token by op (as STRATA_GPU_PROFILE=1)");
