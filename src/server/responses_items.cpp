@@ -38,6 +38,7 @@ std::vector<json> OutputItems::add(const tool_calls::MessageDelta& d) {
                      {"arguments", ""},
                      {"call_id", responses_call_id(call.id)},
                      {"name", call.name}};
+        if (auto ns = namespaces_.find(call.name); ns != namespaces_.end()) item["namespace"] = ns->second;
         output_.push_back(item);
         const std::string item_id = item["id"];
         events.push_back({{"type", "response.output_item.added"}, {"output_index", index()}, {"item", item}});

@@ -10,6 +10,7 @@
 //   items.add(parser.finish_delta());  items.close(/*incomplete=*/false);
 //   items.output();   // [{"type":"message","id":"msg_...","content":[{"type":"output_text",...}]}, ...]
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,10 @@ std::string responses_call_id(std::string_view parser_call_id);
 
 class OutputItems {
 public:
+    // `function_namespaces`: the namespace of each function a "namespace" tool offered, named by
+    // the function_call items that call it.
+    explicit OutputItems(std::map<std::string, std::string> function_namespaces = {}) : namespaces_(std::move(function_namespaces)) {}
+
     // The stream events this delta makes; the items grow by the same text.
     std::vector<nlohmann::json> add(const tool_calls::MessageDelta& delta);
     // The end of the reply: the open item's closing events, its status "incomplete" when the
@@ -46,6 +51,7 @@ private:
     nlohmann::json output_ = nlohmann::json::array();
     Open open_ = Open::None;
     std::string reasoning_;
+    std::map<std::string, std::string> namespaces_;
 };
 
 }  // namespace strata::server

@@ -169,6 +169,7 @@ void handle_responses_create(ServerContext& ctx, const httplib::Request& req, ht
 
     auto a = std::make_shared<Reply>();
     a->request = std::move(r);
+    a->items = OutputItems(a->request.function_namespaces);
     a->generation = std::move(*started.value);
     a->state.id = make_responses_id("resp");
     a->state.created_at = static_cast<int64_t>(std::time(nullptr));

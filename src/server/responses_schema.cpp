@@ -190,8 +190,48 @@ std::optional<ApiError> parse_input(const ojson& body, ResponsesRequest& r) {
     return std::nullopt;
 }
 
-// Function tools in the form the templates and the output parser take (and as echoed). OpenAI's
-// hosted tools (web search, file search, computer use, ...) run on OpenAI's side: refused.
+// OpenAI's hosted tools run on OpenAI's side, so the model here cannot call them. Agents send them
+// whatever the server (Codex CLI sends web_search with every request): they are echoed and left
+// out of the prompt rather than refused.
+bool is_hosted_tool(const std::string& type) {
+    for (const char* hosted : {"web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11", "file_search",
+                               "code_interpreter", "image_generation", "computer_use_preview", "mcp"}) {
+        if (type == hosted) return true;
+    }
+    return false;
+}
+
+// One function tool: echoed in the Responses form, rendered in the chat route's form.
+std::optional<ApiError> add_function_tool(const ojson& t, const std::string& where, ojson& echo, ojson& for_template) {
+    auto name = string_field(t, "name", where);
+    if (!name) return name.error;
+    if (name.value->empty()) return ApiError::invalid(where + ".name", fmt::format("{}.name: must not be empty", where));
+    ojson parameters = {{"type", "object"}, {"properties", ojson::object()}};
+    if (const ojson* p = field(t, "parameters")) {
+        if (!p->is_object()) return ApiError::invalid(where + ".parameters", fmt::format("{}.parameters: expected a JSON schema object, got {}", where, shown(*p)));
+        parameters = *p;
+    }
+    ojson description = nullptr;
+    if (const ojson* d = field(t, "description")) {
+        if (!d->is_string()) return ApiError::invalid(where + ".description", fmt::format("{}.description: expected a string, got {}", where, shown(*d)));
+        description = *d;
+    }
+    ojson strict = nullptr;
+    if (const ojson* s = field(t, "strict")) {
+        if (!s->is_boolean()) return ApiError::invalid(where + ".strict", fmt::format("{}.strict: expected true or false, got {}", where, shown(*s)));
+        strict = *s;
+    }
+    echo = {{"type", "function"}, {"name", *name.value}, {"description", description}, {"parameters", parameters}, {"strict", strict}};
+    ojson fn = {{"name", *name.value}};
+    if (!description.is_null()) fn["description"] = description;
+    fn["parameters"] = std::move(parameters);
+    for_template.push_back({{"type", "function"}, {"function", std::move(fn)}});
+    return std::nullopt;
+}
+
+// Function tools in the form the templates and the output parser take (and as echoed). A
+// namespace's functions are offered by their own names; a call to one names its namespace.
+// Client-side tools of other kinds (custom grammars, shells) are refused: no parser reads them.
 std::optional<ApiError> parse_tools(const ojson& body, ResponsesRequest& r) {
     const ojson* tools = field(body, "tools");
     if (!tools) return std::nullopt;
@@ -203,32 +243,34 @@ std::optional<ApiError> parse_tools(const ojson& body, ResponsesRequest& r) {
         if (!t.is_object()) return ApiError::invalid(where, fmt::format("{}: expected an object {{type, name, parameters}}, got {}", where, shown(t)));
         auto type = string_field(t, "type", where);
         if (!type) return type.error;
-        if (*type.value != "function") {
-            return ApiError::unsupported(where + ".type", fmt::format("{}.type: only function tools are supported, got '{}' (a hosted tool runs on OpenAI's side)", where, *type.value));
+        if (*type.value == "function") {
+            ojson echo;
+            if (auto e = add_function_tool(t, where, echo, for_template)) return e;
+            r.tools.push_back(std::move(echo));
+        } else if (*type.value == "namespace") {
+            auto ns = string_field(t, "name", where);
+            if (!ns) return ns.error;
+            const ojson* members = field(t, "tools");
+            if (!members || !members->is_array()) {
+                return ApiError::invalid(where + ".tools", fmt::format("{}.tools: expected a list of function tools, got {}", where, described(members)));
+            }
+            for (size_t k = 0; k < members->size(); ++k) {
+                const std::string at = fmt::format("{}.tools[{}]", where, k);
+                const ojson& m = (*members)[k];
+                auto member_type = m.is_object() ? string_field(m, "type", at) : ApiResult<std::string>(std::string());
+                if (!member_type || *member_type.value != "function") {
+                    return ApiError::unsupported(at, fmt::format("{}: a namespace holds function tools here, got {}", at, shown(m)));
+                }
+                ojson echo;
+                if (auto e = add_function_tool(m, at, echo, for_template)) return e;
+                r.function_namespaces[echo["name"].get<std::string>()] = *ns.value;
+            }
+            r.tools.push_back(t);
+        } else if (is_hosted_tool(*type.value)) {
+            r.tools.push_back(t);
+        } else {
+            return ApiError::unsupported(where + ".type", fmt::format("{}.type: tools of type '{}' are not supported (send function tools)", where, *type.value));
         }
-        auto name = string_field(t, "name", where);
-        if (!name) return name.error;
-        if (name.value->empty()) return ApiError::invalid(where + ".name", fmt::format("{}.name: must not be empty", where));
-        ojson parameters = {{"type", "object"}, {"properties", ojson::object()}};
-        if (const ojson* p = field(t, "parameters")) {
-            if (!p->is_object()) return ApiError::invalid(where + ".parameters", fmt::format("{}.parameters: expected a JSON schema object, got {}", where, shown(*p)));
-            parameters = *p;
-        }
-        ojson description = nullptr;
-        if (const ojson* d = field(t, "description")) {
-            if (!d->is_string()) return ApiError::invalid(where + ".description", fmt::format("{}.description: expected a string, got {}", where, shown(*d)));
-            description = *d;
-        }
-        ojson strict = nullptr;
-        if (const ojson* s = field(t, "strict")) {
-            if (!s->is_boolean()) return ApiError::invalid(where + ".strict", fmt::format("{}.strict: expected true or false, got {}", where, shown(*s)));
-            strict = *s;
-        }
-        r.tools.push_back({{"type", "function"}, {"name", *name.value}, {"description", description}, {"parameters", parameters}, {"strict", strict}});
-        ojson fn = {{"name", *name.value}};
-        if (!description.is_null()) fn["description"] = description;
-        fn["parameters"] = std::move(parameters);
-        for_template.push_back({{"type", "function"}, {"function", std::move(fn)}});
     }
     if (!for_template.empty()) r.generation.tools = std::move(for_template);
     return std::nullopt;

@@ -13,6 +13,7 @@
 //   body = response_json(*req.value, ResponseState{.id = ..., .status = "completed", .output = items.output(), ...});
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +43,8 @@ struct ResponsesRequest {
 
     // Echoed in the response object as the client sent them (or the defaults applied).
     nlohmann::ordered_json tools = nlohmann::ordered_json::array();  // Responses form: {type, name, description, parameters, strict}
+    // The namespace of each function offered from a "namespace" tool (its calls name it).
+    std::map<std::string, std::string> function_namespaces;
     nlohmann::ordered_json tool_choice = "auto";
     nlohmann::ordered_json metadata = nlohmann::ordered_json::object();
     nlohmann::ordered_json text = {{"format", {{"type", "text"}}}};

@@ -110,6 +110,17 @@ TEST(ResponsesSchema, FunctionToolsAreEchoedAndRenderedAsTheChatRouteDoes) {
     EXPECT_TRUE(r.value->tools[1]["description"].is_null());
     EXPECT_EQ(r.value->tool_choice, "auto");
 
+    // As Codex CLI sends them: a namespace's functions are offered by name, a hosted tool is only echoed.
+    auto agent = parse(body_with(R"("tools":[{"type":"namespace","name":"agents","description":"d","tools":[{"type":"function","name":"spawn","parameters":{"type":"object"}}]},{"type":"web_search","external_web_access":false}])"));
+    ASSERT_TRUE(agent) << agent.error.message;
+    EXPECT_EQ(agent.value->generation.tools, ojson::parse(R"([{"type":"function","function":{"name":"spawn","parameters":{"type":"object"}}}])"));
+    EXPECT_EQ(agent.value->function_namespaces.at("spawn"), "agents");
+    EXPECT_EQ(agent.value->tools.size(), 2u);
+    EXPECT_EQ(agent.value->tools[1]["type"], "web_search");
+    auto hosted_only = parse(body_with(R"("tools":[{"type":"web_search"}])"));
+    ASSERT_TRUE(hosted_only) << hosted_only.error.message;
+    EXPECT_TRUE(hosted_only.value->generation.tools.is_null());
+
     auto none = parse(body_with(R"("tools":[{"type":"function","name":"now"}],"tool_choice":"none")"));
     ASSERT_TRUE(none) << none.error.message;
     EXPECT_TRUE(none.value->generation.tools.is_null());  // not offered to the model
@@ -131,7 +142,9 @@ TEST(ResponsesSchema, RefusalsNameTheirField) {
     expect_error(body_with(R"("temperature":3)"), 400, "temperature", "temperature: expected a number from 0 to 2, got 3");
     expect_error(body_with(R"("max_output_tokens":0)"), 400, "max_output_tokens", "expected an integer from 1");
     expect_error(body_with(R"("store":"yes")"), 400, "store", "store: expected true or false");
-    expect_error(body_with(R"("tools":[{"type":"web_search"}])"), 400, "tools[0].type", "only function tools are supported");
+    expect_error(body_with(R"("tools":[{"type":"custom","name":"apply_patch"}])"), 400, "tools[0].type", "tools of type 'custom' are not supported");
+    expect_error(body_with(R"("tools":[{"type":"namespace","name":"ns","tools":[{"type":"custom","name":"x"}]}])"), 400, "tools[0].tools[0]",
+                 "a namespace holds function tools here");
     expect_error(body_with(R"("tools":[{"type":"function"}])"), 400, "tools[0].name", "expected a string, got nothing");
     expect_error(body_with(R"("tool_choice":"required")"), 400, "tool_choice", "constrained decoding");
     expect_error(body_with(R"("tool_choice":{"type":"function","name":"f"})"), 400, "tool_choice", "constrained decoding");
@@ -249,6 +262,16 @@ TEST(ResponsesItems, ReasoningThenTextThenACallAreThreeItems) {
     EXPECT_EQ(out[2]["arguments"], R"({"city":"Paris"})");
     EXPECT_EQ(out[2]["status"], "completed");
     EXPECT_EQ(items.reasoning_text(), "Ask the tool.");
+}
+
+TEST(ResponsesItems, ACallToANamespacedFunctionNamesItsNamespace) {
+    OutputItems items(std::map<std::string, std::string>{{"spawn", "agents"}});
+    tool_calls::MessageDelta call;
+    call.tool_calls.push_back({0, "call_1", "spawn", "{}"});
+    call.tool_calls.push_back({1, "call_2", "other", "{}"});
+    items.add(call);
+    EXPECT_EQ(items.output()[0]["namespace"], "agents");
+    EXPECT_FALSE(items.output()[1].contains("namespace"));
 }
 
 TEST(ResponsesItems, AReplyCutShortIsIncomplete) {
