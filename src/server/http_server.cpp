@@ -68,6 +68,16 @@ HttpServer::HttpServer(ServerContext& ctx) : ctx_(ctx), server_(std::make_unique
     // connections and the cheap routes.
     const int threads = o.http_threads > 0 ? o.http_threads : 64;
     server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    // httplib's default socket options set SO_REUSEPORT on Linux: a second server started on a
+    // port in use would then listen beside the first and take half its connections (found running
+    // two by mistake under Codex CLI). SO_REUSEADDR alone still allows a restart while the old
+    // connections linger in TIME_WAIT, and the second bind fails as it should.
+#ifndef _WIN32
+    server_->set_socket_options([](socket_t sock) {
+        int yes = 1;
+        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
+#endif
     server_->set_payload_max_length(o.max_body_bytes);
     server_->set_read_timeout(30, 0);
     server_->set_write_timeout(30, 0);

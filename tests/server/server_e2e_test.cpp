@@ -387,5 +387,16 @@ TEST(ServerE2E, ToolCallRoundTrip) {
     EXPECT_EQ(r2->status, 200) << r2->body;
 }
 
+TEST(ServerE2E, ASecondServerCannotTakeAPortInUse) {
+    TestServer first({}, {}, /*model=*/nullptr);
+    ServerOptions o;
+    o.port = first.port();
+    ServerContext ctx(o);
+    HttpServer second(ctx);
+    const Status s = second.bind();
+    ASSERT_FALSE(s.is_ok()) << "a second server listens on port " << first.port();
+    EXPECT_NE(s.message().find("in use"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace strata::server
