@@ -174,7 +174,8 @@ void handle_responses_create(ServerContext& ctx, const httplib::Request& req, ht
     a->state.id = make_responses_id("resp");
     a->state.created_at = static_cast<int64_t>(std::time(nullptr));
     const GenerationRequest& g = a->generation->prepared.request;
-    a->parser.emplace(ctx.chat_format(), a->generation->prepared.rendered_prompt, g.tools, g.sampling.seed);
+    // A forced call is written in the syntax its grammar uses, which the parser must read.
+    a->parser.emplace(a->generation->prepared.output_format, a->generation->prepared.rendered_prompt, g.tools, g.sampling.seed);
 
     if (!g.stream) return answer_whole(ctx, *a, res);
     res.status = 200;

@@ -276,23 +276,30 @@ std::optional<ApiError> parse_tools(const ojson& body, ResponsesRequest& r) {
     return std::nullopt;
 }
 
-// "auto" keeps the tools; "none" leaves them out of the prompt (they are still echoed). A forced
-// call ("required", a named function, allowed_tools in required mode) needs decoding constrained
-// to the call's grammar, which this server does not have yet: refused rather than answered with
-// a reply that may not call.
+// "auto" keeps the tools; "none" leaves them out of the prompt (they are still echoed).
+// "required" and a named function force a call: the reply is sampled under the grammar of a call
+// to one of the tools (server/constrained_output.h), so even a small model makes one.
 std::optional<ApiError> parse_tool_choice(const ojson& body, ResponsesRequest& r) {
     const ojson* choice = field(body, "tool_choice");
     if (!choice) return std::nullopt;
     const std::string c = choice->is_string() ? choice->get<std::string>() : "";
-    if (c == "auto" || c == "none") {
+    if (c == "auto" || c == "none" || c == "required") {
         r.tool_choice = c;
         if (c == "none") r.generation.tools = nullptr;
-        return std::nullopt;
+        if (c != "required") return std::nullopt;
+    } else if (const ojson* type = choice->is_object() ? field(*choice, "type") : nullptr; type && *type == "function") {
+        const ojson* name = field(*choice, "name");
+        if (!name || !name->is_string()) {
+            return ApiError::invalid("tool_choice.name", fmt::format("tool_choice.name: expected the name of a function tool, got {}", described(name)));
+        }
+        r.tool_choice = {{"type", "function"}, {"name", *name}};
+        r.generation.constraint = OutputConstraint::tool_call(name->get<std::string>());
+    } else {
+        return ApiError::invalid("tool_choice", fmt::format("tool_choice: expected \"auto\", \"none\", \"required\" or {{\"type\": \"function\", \"name\": ...}}, got {}", shown(*choice)));
     }
-    if (c == "required" || (choice->is_object() && field(*choice, "type"))) {
-        return ApiError::unsupported("tool_choice", fmt::format("tool_choice: {} forces a tool call, which needs constrained decoding that this server does not do yet; send \"auto\"", shown(*choice)));
-    }
-    return ApiError::invalid("tool_choice", fmt::format("tool_choice: expected \"auto\", \"none\", \"required\" or {{\"type\": \"function\", \"name\": ...}}, got {}", shown(*choice)));
+    if (r.generation.tools.is_null()) return ApiError::invalid("tool_choice", "tool_choice: a call is forced but the request offers no function tools; add them to tools");
+    if (c == "required") r.generation.constraint = OutputConstraint::tool_call("");
+    return std::nullopt;
 }
 
 // text.format "text" only: JSON output needs constrained decoding. verbosity is echoed, not enforced.

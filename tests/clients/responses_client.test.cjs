@@ -2,10 +2,8 @@
 // and parses must work end to end: responses.create (and the output_text it computes), the
 // stream helper (responses.stream with its typed events and finalResponse()), a conversation
 // continued by previous_response_id, function tools with a function_call_output turn,
-// retrieve/delete of stored responses, input token counting, errors and authentication. The
-// built-in model writes no tool call of its own (forcing one needs constrained decoding); the
-// function_call item itself is covered by tests/server/responses_e2e_test.cpp, whose model
-// output is forced.
+// retrieve/delete of stored responses, input token counting, a forced call (sampled under the
+// call's grammar, so that the built-in model makes one), errors and authentication.
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
@@ -170,13 +168,19 @@ test("an unknown previous_response_id is a 404 naming the field", async () => {
   });
 });
 
-test("forcing a tool call is refused, not faked", async () => {
-  await assert.rejects(client.responses.create({ ...request, tools: [weatherTool], tool_choice: "required" }), (err) => {
-    assert.ok(err instanceof OpenAI.BadRequestError, String(err));
-    assert.equal(err.param, "tool_choice");
-    assert.match(err.message, /constrained decoding/);
-    return true;
+test("a forced call (tool_choice required) reaches the client as a function_call item", async () => {
+  // An enum bounds the argument: a free string would let the built-in model write on to the limit.
+  const cityTool = { ...weatherTool, parameters: {
+    type: "object", properties: { city: { type: "string", enum: ["Jerusalem", "Bethlehem"] } }, required: ["city"] } };
+  const r = await client.responses.create({
+    ...request, max_output_tokens: 200, input: "What is the weather in Jerusalem?", tools: [cityTool], tool_choice: "required",
   });
+  const calls = r.output.filter((i) => i.type === "function_call");
+  assert.equal(calls.length, 1, JSON.stringify(r.output));
+  assert.equal(calls[0].name, "get_weather");
+  assert.match(calls[0].call_id, /^call_/);
+  assert.ok(["Jerusalem", "Bethlehem"].includes(JSON.parse(calls[0].arguments).city), calls[0].arguments);
+  assert.equal(r.tool_choice, "required");
 });
 
 test("max_output_tokens beyond the context is a 400 that says so", async () => {

@@ -336,9 +336,8 @@ TEST(ResponsesE2E, BadRequestsGetOpenAiErrorsAndTheServerStaysUp) {
     expect_openai_error(post(c, "/v1/responses", request(json::array({{{"role", "user"}, {"content", 5}}}))), 400, "input[0].content",
                         "input[0].content: expected a string or a list of content parts, got 5");
     json forced = request("x");
-    forced["tools"] = {kWeatherTool};
     forced["tool_choice"] = "required";
-    expect_openai_error(post(c, "/v1/responses", forced), 400, "tool_choice", "constrained decoding");
+    expect_openai_error(post(c, "/v1/responses", forced), 400, "tool_choice", "offers no function tools");
     json too_many = request("x");
     too_many["max_output_tokens"] = 100000;
     expect_openai_error(post(c, "/v1/responses", too_many), 400, "max_output_tokens", "max_output_tokens is 100000");

@@ -121,6 +121,17 @@ TEST(ResponsesSchema, FunctionToolsAreEchoedAndRenderedAsTheChatRouteDoes) {
     ASSERT_TRUE(hosted_only) << hosted_only.error.message;
     EXPECT_TRUE(hosted_only.value->generation.tools.is_null());
 
+    // A forced call is sampled under a call's grammar.
+    auto required = parse(body_with(R"("tools":[{"type":"function","name":"now"}],"tool_choice":"required")"));
+    ASSERT_TRUE(required) << required.error.message;
+    EXPECT_EQ(required.value->generation.constraint.kind, OutputConstraint::Kind::ToolCall);
+    EXPECT_EQ(required.value->generation.constraint.tool_name, "");
+    EXPECT_EQ(required.value->tool_choice, "required");
+    auto named = parse(body_with(R"("tools":[{"type":"function","name":"now"}],"tool_choice":{"type":"function","name":"now"})"));
+    ASSERT_TRUE(named) << named.error.message;
+    EXPECT_EQ(named.value->generation.constraint.tool_name, "now");
+    EXPECT_EQ(named.value->tool_choice, ojson::parse(R"({"type":"function","name":"now"})"));
+
     auto none = parse(body_with(R"("tools":[{"type":"function","name":"now"}],"tool_choice":"none")"));
     ASSERT_TRUE(none) << none.error.message;
     EXPECT_TRUE(none.value->generation.tools.is_null());  // not offered to the model
@@ -146,8 +157,8 @@ TEST(ResponsesSchema, RefusalsNameTheirField) {
     expect_error(body_with(R"("tools":[{"type":"namespace","name":"ns","tools":[{"type":"custom","name":"x"}]}])"), 400, "tools[0].tools[0]",
                  "a namespace holds function tools here");
     expect_error(body_with(R"("tools":[{"type":"function"}])"), 400, "tools[0].name", "expected a string, got nothing");
-    expect_error(body_with(R"("tool_choice":"required")"), 400, "tool_choice", "constrained decoding");
-    expect_error(body_with(R"("tool_choice":{"type":"function","name":"f"})"), 400, "tool_choice", "constrained decoding");
+    expect_error(body_with(R"("tool_choice":"required")"), 400, "tool_choice", "offers no function tools");
+    expect_error(body_with(R"("tool_choice":{"type":"function"})"), 400, "tool_choice.name", "expected the name of a function tool");
     expect_error(body_with(R"("tool_choice":"sometimes")"), 400, "tool_choice", "expected \"auto\"");
     expect_error(body_with(R"("text":{"format":{"type":"json_schema","name":"x","schema":{}}})"), 400, "text.format", "constrained decoding");
     expect_error(body_with(R"("metadata":{"k":1})"), 400, "metadata", "metadata.k: expected");
