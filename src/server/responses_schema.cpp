@@ -302,7 +302,8 @@ std::optional<ApiError> parse_tool_choice(const ojson& body, ResponsesRequest& r
     return std::nullopt;
 }
 
-// text.format "text" only: JSON output needs constrained decoding. verbosity is echoed, not enforced.
+// text.format "text" only: JSON formats are not wired to this route yet (the chat route's
+// response_format has them). verbosity is echoed, not enforced.
 std::optional<ApiError> parse_text(const ojson& body, ResponsesRequest& r) {
     const ojson* text = field(body, "text");
     if (!text) return std::nullopt;
@@ -311,7 +312,7 @@ std::optional<ApiError> parse_text(const ojson& body, ResponsesRequest& r) {
         const ojson* type = format->is_object() ? field(*format, "type") : nullptr;
         if (!type || !type->is_string()) return ApiError::invalid("text.format", fmt::format("text.format: expected {{\"type\": \"text\"}}, got {}", shown(*format)));
         if (type->get<std::string>() != "text") {
-            return ApiError::unsupported("text.format", fmt::format("text.format: '{}' output needs constrained decoding, which this server does not do yet; send {{\"type\": \"text\"}}", type->get<std::string>()));
+            return ApiError::unsupported("text.format", fmt::format("text.format: '{}' is not supported on /v1/responses yet; send {{\"type\": \"text\"}}, or use /v1/chat/completions with response_format", type->get<std::string>()));
         }
     }
     if (const ojson* verbosity = field(*text, "verbosity")) {

@@ -160,7 +160,7 @@ TEST(ResponsesSchema, RefusalsNameTheirField) {
     expect_error(body_with(R"("tool_choice":"required")"), 400, "tool_choice", "offers no function tools");
     expect_error(body_with(R"("tool_choice":{"type":"function"})"), 400, "tool_choice.name", "expected the name of a function tool");
     expect_error(body_with(R"("tool_choice":"sometimes")"), 400, "tool_choice", "expected \"auto\"");
-    expect_error(body_with(R"("text":{"format":{"type":"json_schema","name":"x","schema":{}}})"), 400, "text.format", "constrained decoding");
+    expect_error(body_with(R"("text":{"format":{"type":"json_schema","name":"x","schema":{}}})"), 400, "text.format", "not supported on /v1/responses yet");
     expect_error(body_with(R"("metadata":{"k":1})"), 400, "metadata", "metadata.k: expected");
     expect_error(body_with(R"("previous_response_id":7)"), 400, "previous_response_id", "expected a response id");
     expect_error(body_with(R"("background":true)"), 400, "background", "not supported");
