@@ -151,14 +151,23 @@ test("max_tokens beyond the context is a 400 that says so", async () => {
   });
 });
 
-test("forcing a tool call is refused, not faked", async () => {
-  await assert.rejects(
-    client.messages.create({ ...request, tools: [weatherTool], tool_choice: { type: "tool", name: "get_weather" } }),
-    (err) => {
-      assert.ok(err instanceof Anthropic.BadRequestError, String(err));
-      assert.match(err.apiMessage, /constrained decoding/);
-      return true;
-    });
+test("a forced tool call reaches the client as a tool_use block", async () => {
+  // An enum keeps the argument short: the built-in model would otherwise write prose into it
+  // until max_tokens (the grammar allows any string).
+  const cityTool = {
+    name: "get_weather",
+    description: "The weather in a city",
+    input_schema: { type: "object", properties: { city: { type: "string", enum: ["Jerusalem", "Babylon"] } }, required: ["city"] },
+  };
+  for (const tool_choice of [{ type: "tool", name: "get_weather" }, { type: "any" }]) {
+    const msg = await client.messages.create({ ...request, max_tokens: 256, tools: [cityTool], tool_choice });
+    assert.equal(msg.stop_reason, "tool_use", JSON.stringify(msg.content));
+    const use = msg.content.find((b) => b.type === "tool_use");
+    assert.ok(use, JSON.stringify(msg.content));
+    assert.equal(use.name, "get_weather");
+    assert.match(use.id, /^toolu_/);
+    assert.ok(["Jerusalem", "Babylon"].includes(use.input.city), JSON.stringify(use.input));
+  }
 });
 
 test("a wrong API key is a 401 AuthenticationError", async () => {
