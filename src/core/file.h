@@ -44,6 +44,9 @@ public:
     Status close();
 
 private:
+    // open_read and open_read_unbuffered: one way to open, stat and check the path.
+    static Result<File> open_reading(const std::string& path, bool unbuffered);
+
     std::intptr_t handle_ = -1;  // a file descriptor on POSIX, a HANDLE on Windows
     uint64_t size_ = 0;
     std::string path_;

@@ -18,12 +18,20 @@ namespace {
 std::string errno_text(int err) { return std::strerror(err); }
 }  // namespace
 
-Result<File> File::open_read(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+Result<File> File::open_reading(const std::string& path, bool unbuffered) {
+    int flags = O_RDONLY | O_CLOEXEC;
+    if (unbuffered) {
+#if defined(O_DIRECT)
+        flags |= O_DIRECT;
+#else
+        return Status::error("cannot open {} for unbuffered reads: this system has no O_DIRECT", path);
+#endif
+    }
+    int fd = ::open(path.c_str(), flags);
     if (fd < 0) {
         int err = errno;
-        return Status::error("cannot open {}: {} (check the path and that the file is readable)", path,
-                             errno_text(err));
+        return Status::error("cannot open {}{}: {} (check the path and that the file is readable)", path,
+                             unbuffered ? " for unbuffered reads" : "", errno_text(err));
     }
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
@@ -42,27 +50,9 @@ Result<File> File::open_read(const std::string& path) {
     return f;
 }
 
-Result<File> File::open_read_unbuffered(const std::string& path) {
-#if defined(O_DIRECT)
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
-    if (fd < 0) {
-        int err = errno;
-        return Status::error("cannot open {} for unbuffered reads: {}", path, errno_text(err));
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-        ::close(fd);
-        return Status::error("cannot open {} for unbuffered reads: expected a readable file", path);
-    }
-    File f;
-    f.handle_ = fd;
-    f.size_ = static_cast<uint64_t>(st.st_size);
-    f.path_ = path;
-    return f;
-#else
-    return Status::error("cannot open {} for unbuffered reads: this system has no O_DIRECT", path);
-#endif
-}
+Result<File> File::open_read(const std::string& path) { return open_reading(path, false); }
+
+Result<File> File::open_read_unbuffered(const std::string& path) { return open_reading(path, true); }
 
 Result<File> File::create(const std::string& path) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

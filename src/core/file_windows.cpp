@@ -28,11 +28,12 @@ std::string last_error_text() {
 HANDLE as_handle(std::intptr_t h) { return reinterpret_cast<HANDLE>(h); }
 }  // namespace
 
-Result<File> File::open_read(const std::string& path) {
-    HANDLE h = CreateFileW(widen(path).c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING,
-                           FILE_ATTRIBUTE_NORMAL | FILE_FLAG_RANDOM_ACCESS, nullptr);
+Result<File> File::open_reading(const std::string& path, bool unbuffered) {
+    const DWORD flags = FILE_ATTRIBUTE_NORMAL | FILE_FLAG_RANDOM_ACCESS | (unbuffered ? FILE_FLAG_NO_BUFFERING : 0);
+    HANDLE h = CreateFileW(widen(path).c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING, flags, nullptr);
     if (h == INVALID_HANDLE_VALUE) {
-        return Status::error("cannot open {}: {} (check the path and that the file is readable)", path, last_error_text());
+        return Status::error("cannot open {}{}: {} (check the path and that the file is readable)", path,
+                             unbuffered ? " for unbuffered reads" : "", last_error_text());
     }
     LARGE_INTEGER size;
     if (!GetFileSizeEx(h, &size)) {
@@ -47,24 +48,9 @@ Result<File> File::open_read(const std::string& path) {
     return f;
 }
 
-Result<File> File::open_read_unbuffered(const std::string& path) {
-    HANDLE h = CreateFileW(widen(path).c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING,
-                           FILE_ATTRIBUTE_NORMAL | FILE_FLAG_NO_BUFFERING | FILE_FLAG_RANDOM_ACCESS, nullptr);
-    if (h == INVALID_HANDLE_VALUE) {
-        return Status::error("cannot open {} for unbuffered reads: {}", path, last_error_text());
-    }
-    LARGE_INTEGER size;
-    if (!GetFileSizeEx(h, &size)) {
-        std::string err = last_error_text();
-        CloseHandle(h);
-        return Status::error("cannot stat {}: {}", path, err);
-    }
-    File f;
-    f.handle_ = reinterpret_cast<std::intptr_t>(h);
-    f.size_ = static_cast<uint64_t>(size.QuadPart);
-    f.path_ = path;
-    return f;
-}
+Result<File> File::open_read(const std::string& path) { return open_reading(path, false); }
+
+Result<File> File::open_read_unbuffered(const std::string& path) { return open_reading(path, true); }
 
 Result<File> File::create(const std::string& path) {
     HANDLE h = CreateFileW(widen(path).c_str(), GENERIC_WRITE, 0, nullptr, CREATE_ALWAYS, FILE_ATTRIBUTE_NORMAL, nullptr);
