@@ -43,8 +43,8 @@ void check_responses(strata::server::ResponsesRequest& request) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view body(reinterpret_cast<const char*>(data), size);
     const strata::SamplingParams defaults;
-    if (auto chat = strata::server::parse_chat_request(body, defaults, "strata")) check_budget(*chat.value);
-    if (auto completion = strata::server::parse_completion_request(body, defaults, "strata")) check_budget(*completion.value);
+    if (auto chat = strata::server::parse_chat_request(body, defaults, {"strata", true})) check_budget(*chat.value);
+    if (auto completion = strata::server::parse_completion_request(body, defaults, {"strata", true})) check_budget(*completion.value);
     using strata::server::MessagesEndpoint;
     if (auto messages = strata::server::parse_messages_request(body, defaults, MessagesEndpoint::Create)) check_budget(*messages.value);
     strata::server::parse_messages_request(body, defaults, MessagesEndpoint::CountTokens);

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <string>
 
+#include "cli/builtin_model.h"
 #include "cli/command.h"
 #include "cli/sampling_flags.h"
 #include "cli/engine_flags.h"
@@ -34,7 +35,10 @@ int64_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>&
     return static_cast<int64_t>(i);
 }
 
-int run_chat(const ChatOptions& o) {
+int run_chat(ChatOptions o) {
+    auto model_path = model_or_builtin(o.model, "chat");
+    if (!model_path) return report_failure("chat", model_path.status().message());
+    o.model = *model_path;
     std::string template_text;
     if (!o.chat_template_file.empty()) {
         auto t = read_file_to_string(o.chat_template_file);
@@ -110,7 +114,7 @@ int run_chat(const ChatOptions& o) {
 
 CommandRegistration registration("chat", "Chat with a model in the terminal", [](CLI::App& app) {
     auto o = std::make_shared<ChatOptions>();
-    app.add_option("-m,--model", o->model, "GGUF model file")->required();
+    app.add_option("-m,--model", o->model, "GGUF model file (default: the built-in model, models/strata-kjv-moe.gguf)");
     app.add_option("--system", o->system, "System message");
     app.add_option("--chat-template", o->chat_template_file, "Jinja file to use instead of the model's template");
     app.add_option("-n,--n-predict", o->n_predict, "Most tokens per reply")->capture_default_str();

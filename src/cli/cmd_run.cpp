@@ -1,10 +1,11 @@
-// `strata run -m MODEL.gguf -p PROMPT [-n N] [sampling flags] [--chat]`: generate text, streamed
+// `strata run [-m MODEL.gguf] -p PROMPT [-n N] [sampling flags] [--chat]`: generate text, streamed
 // to stdout; load time and prompt/generation speed go to stderr at the end.
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstdio>
 
+#include "cli/builtin_model.h"
 #include "cli/command.h"
 #include "cli/engine_flags.h"
 #include "cli/sampling_flags.h"
@@ -30,6 +31,9 @@ struct RunOptions {
 };
 
 int run_generate(RunOptions o) {
+    auto model_path = model_or_builtin(o.model, "run");
+    if (!model_path) return report_failure("run", model_path.status().message());
+    o.model = *model_path;
     if (!o.prompt_file.empty()) {
         auto text = read_file_to_string(o.prompt_file);
         if (!text) return report_failure("run", text.status().message());
@@ -95,7 +99,7 @@ int run_generate(RunOptions o) {
 
 CommandRegistration registration("run", "Generate text from a prompt", [](CLI::App& app) {
     auto o = std::make_shared<RunOptions>();
-    app.add_option("-m,--model", o->model, "GGUF model file")->required();
+    app.add_option("-m,--model", o->model, "GGUF model file (default: the built-in model, models/strata-kjv-moe.gguf)");
     app.add_option("-p,--prompt", o->prompt, "Prompt text");
     app.add_option("-f,--file", o->prompt_file, "Read the prompt from a file");
     app.add_option("-n,--n-predict", o->n_predict, "Tokens to generate")->capture_default_str();

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cli/builtin_model.h"
 #include "cli/command.h"
 #include "cli/serve_hardware_metrics.h"
 #include "cli/engine_flags.h"
@@ -28,6 +29,7 @@ namespace {
 
 struct ServeOptions {
     std::string model, chat_template_file, alias;
+    bool strict_model_name = false;
     std::string host = "127.0.0.1";
     int port = 8080;
     std::string api_key, api_key_file, cors;
@@ -56,7 +58,10 @@ std::string trim(std::string s) {
     return s;
 }
 
-int run_serve(const ServeOptions& o) {
+int run_serve(ServeOptions o) {
+    auto model_path = model_or_builtin(o.model, "serve");
+    if (!model_path) return report_failure("serve", model_path.status().message());
+    o.model = *model_path;
     server::ServerOptions so;
     so.host = o.host;
     so.port = o.port;
@@ -65,6 +70,7 @@ int run_serve(const ServeOptions& o) {
     so.stored_responses = o.stored_responses;
     so.timeout = std::chrono::seconds(o.timeout_seconds);
     so.model_id = o.alias.empty() ? std::filesystem::path(o.model).stem().string() : o.alias;
+    so.strict_model_name = o.strict_model_name;
     so.default_sampling = o.sampling.params();
     so.http_threads = o.slots + static_cast<int>(o.max_queue) + 16;
     if (Status s = so.default_sampling.validate(); !s) return report_failure("serve", s.message());
@@ -172,8 +178,9 @@ int run_serve(const ServeOptions& o) {
 
 CommandRegistration registration("serve", "OpenAI- and Anthropic-compatible HTTP server with a chat page", [](CLI::App& app) {
     auto o = std::make_shared<ServeOptions>();
-    app.add_option("-m,--model", o->model, "GGUF model file")->required();
-    app.add_option("--alias", o->alias, "Model name clients use (default: the file name without .gguf)");
+    app.add_option("-m,--model", o->model, "GGUF model file (default: the built-in model, models/strata-kjv-moe.gguf)");
+    app.add_option("--alias", o->alias, "Model name GET /v1/models lists (default: the file name without .gguf)");
+    app.add_flag("--strict-model-name", o->strict_model_name, "Refuse (404) a request whose \"model\" is not the served name; by default any name is served and echoed");
     app.add_option("--chat-template", o->chat_template_file, "Jinja file to use instead of the model's template");
     app.add_option("--host", o->host, "Address to listen on")->capture_default_str();
     app.add_option("--port", o->port, "Port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));

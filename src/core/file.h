@@ -39,6 +39,9 @@ public:
 
     // Reads exactly `n` bytes at `offset`; fails (does not return short) at end of file.
     Status read_at(uint64_t offset, void* dst, uint64_t n) const;
+    // Reads from the current position until end of file. For pipes, FIFOs and terminals
+    // (/dev/stdin), whose size() is 0 whatever they will deliver, this is the only way to read them.
+    Result<std::string> read_to_end();
     // Appends `n` bytes at the end of a file opened with create().
     Status write(const void* src, uint64_t n);
     Status close();
@@ -52,7 +55,8 @@ private:
     std::string path_;
 };
 
-// Whole-file helpers for small files (test vectors, templates, JSON).
+// Whole-file helpers for small files (test vectors, templates, JSON). read_file_to_string reads to
+// end of file, so a pipe or FIFO given as a path (`--file /dev/stdin`) is read whole.
 Result<std::string> read_file_to_string(const std::string& path);
 Status write_string_to_file(const std::string& path, std::string_view data);
 bool file_exists(const std::string& path);

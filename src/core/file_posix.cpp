@@ -109,6 +109,25 @@ Status File::read_at(uint64_t offset, void* dst, uint64_t n) const {
     return Status::ok();
 }
 
+Result<std::string> File::read_to_end() {
+    // A regular file's size is a good first guess; a pipe reports 0 and grows the buffer as it goes.
+    std::string data;
+    data.resize(size_ > 0 ? static_cast<size_t>(size_) + 1 : 64 * 1024);
+    size_t used = 0;
+    for (;;) {
+        if (used == data.size()) data.resize(data.size() * 2);
+        ssize_t got = ::read(static_cast<int>(handle_), data.data() + used, data.size() - used);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return Status::error("reading {}: {}", path_, errno_text(errno));
+        }
+        if (got == 0) break;
+        used += static_cast<size_t>(got);
+    }
+    data.resize(used);
+    return data;
+}
+
 Status File::write(const void* src, uint64_t n) {
     const auto* in = static_cast<const char*>(src);
     while (n > 0) {

@@ -5,9 +5,7 @@ namespace strata {
 
 Result<std::string> read_file_to_string(const std::string& path) {
     STRATA_ASSIGN_OR_RETURN(File f, File::open_read(path));
-    std::string data(static_cast<size_t>(f.size()), '\0');
-    if (!data.empty()) STRATA_TRY(f.read_at(0, data.data(), data.size()));
-    return data;
+    return f.read_to_end();
 }
 
 Status write_string_to_file(const std::string& path, std::string_view data) {

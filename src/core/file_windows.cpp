@@ -105,6 +105,27 @@ Status File::read_at(uint64_t offset, void* dst, uint64_t n) const {
     return Status::ok();
 }
 
+Result<std::string> File::read_to_end() {
+    // A regular file's size is a good first guess; a pipe reports 0 and grows the buffer as it goes.
+    std::string data;
+    data.resize(size_ > 0 ? static_cast<size_t>(size_) + 1 : 64 * 1024);
+    size_t used = 0;
+    for (;;) {
+        if (used == data.size()) data.resize(data.size() * 2);
+        const size_t room = data.size() - used;
+        DWORD got = 0;
+        if (!ReadFile(as_handle(handle_), data.data() + used, static_cast<DWORD>(room < (1ull << 30) ? room : (1ull << 30)),
+                      &got, nullptr)) {
+            if (GetLastError() == ERROR_BROKEN_PIPE) break;  // the writer closed its end: end of file
+            return Status::error("reading {}: {}", path_, last_error_text());
+        }
+        if (got == 0) break;
+        used += got;
+    }
+    data.resize(used);
+    return data;
+}
+
 Status File::write(const void* src, uint64_t n) {
     const auto* in = static_cast<const char*>(src);
     while (n > 0) {

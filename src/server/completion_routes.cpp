@@ -112,8 +112,8 @@ bool stream_events(Answer& a, httplib::DataSink& sink) {
 
 void handle_generation(ServerContext& ctx, Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
     if (auto e = check_serving(ctx)) return reply_error(res, *e);
-    auto parsed = endpoint == Endpoint::Chat ? parse_chat_request(req.body, ctx.options.default_sampling, ctx.options.model_id)
-                                             : parse_completion_request(req.body, ctx.options.default_sampling, ctx.options.model_id);
+    auto parsed = endpoint == Endpoint::Chat ? parse_chat_request(req.body, ctx.options.default_sampling, ctx.model_name_rule())
+                                             : parse_completion_request(req.body, ctx.options.default_sampling, ctx.model_name_rule());
     if (!parsed) return reply_error(res, parsed.error);
     auto prepared = prepare_generation(ctx, std::move(*parsed.value));
     if (!prepared) return reply_error(res, prepared.error);

@@ -131,6 +131,7 @@ void handle_messages(ServerContext& ctx, const httplib::Request& req, httplib::R
     if (auto e = check_serving(ctx)) return reply_anthropic_error(res, *e);
     auto parsed = parse_messages_request(req.body, ctx.options.default_sampling, MessagesEndpoint::Create);
     if (!parsed) return reply_anthropic_error(res, parsed.error);
+    if (auto e = check_model_name(parsed.value->model, ctx.model_name_rule())) return reply_anthropic_error(res, *e);
     auto prepared = prepare_prompt(ctx, std::move(*parsed.value));
     if (!prepared) return reply_anthropic_error(res, prepared.error);
     // max_tokens is required here, so the check below is the one that applies.

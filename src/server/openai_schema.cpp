@@ -33,16 +33,12 @@ namespace {
 
 constexpr size_t kMaxStopStrings = 16;
 
-std::optional<ApiError> check_model(const ojson& body, const std::string& model_id, std::string& out) {
+std::optional<ApiError> check_model(const ojson& body, const ModelNameRule& rule, std::string& out) {
     const ojson* v = field(body, "model");
     if (!v) return std::nullopt;
     if (!v->is_string()) return ApiError::invalid("model", fmt::format("model: expected a string, got {}", shown(*v)));
     out = v->get<std::string>();
-    if (!out.empty() && out != model_id) {
-        return ApiError{404, fmt::format("The model '{}' does not exist: this server serves '{}' (GET /v1/models lists it)", out, model_id),
-                        "invalid_request_error", "model_not_found", "model"};
-    }
-    return std::nullopt;
+    return check_model_name(out, rule);
 }
 
 // Parameters that would change what the client gets back; refusing them is better than a reply
@@ -288,13 +284,19 @@ std::optional<ApiError> parse_tools(const ojson& body, GenerationRequest& r) {
 
 }  // namespace
 
+std::optional<ApiError> check_model_name(const std::string& requested, const ModelNameRule& rule) {
+    if (!rule.strict || requested.empty() || requested == rule.served) return std::nullopt;
+    return ApiError{404, fmt::format("The model '{}' does not exist: this server serves '{}' (GET /v1/models lists it)", requested, rule.served),
+                    "invalid_request_error", "model_not_found", "model"};
+}
+
 ApiResult<GenerationRequest> parse_chat_request(std::string_view body, const SamplingParams& defaults,
-                                                const std::string& model_id) {
+                                                const ModelNameRule& model) {
     auto j = parse_json_object(body);
     if (!j) return j.error;
     GenerationRequest r;
     r.endpoint = Endpoint::Chat;
-    if (auto e = check_model(*j.value, model_id, r.model)) return *e;
+    if (auto e = check_model(*j.value, model, r.model)) return *e;
     auto messages = normalize_messages(*j.value);
     if (!messages) return messages.error;
     r.messages = std::move(*messages.value);
@@ -304,12 +306,12 @@ ApiResult<GenerationRequest> parse_chat_request(std::string_view body, const Sam
 }
 
 ApiResult<GenerationRequest> parse_completion_request(std::string_view body, const SamplingParams& defaults,
-                                                      const std::string& model_id) {
+                                                      const ModelNameRule& model) {
     auto j = parse_json_object(body);
     if (!j) return j.error;
     GenerationRequest r;
     r.endpoint = Endpoint::Completion;
-    if (auto e = check_model(*j.value, model_id, r.model)) return *e;
+    if (auto e = check_model(*j.value, model, r.model)) return *e;
     const ojson* prompt = field(*j.value, "prompt");
     if (!prompt) return ApiError::invalid("prompt", "prompt: required (a string, or a list of token ids)", "missing_required_parameter");
     // A list of one string is the same prompt; a list of several would be a batch of prompts.

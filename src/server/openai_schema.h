@@ -90,12 +90,21 @@ struct GenerationRequest {
     OutputConstraint constraint;
 };
 
-// `defaults`: the sampling values used for fields the client leaves out. `model_id`: the one
-// model this server serves; a request naming another one is refused with 404.
+// The "model" field, when one model is served: clients and agents send whatever name they were
+// configured with, so any name is accepted (and echoed back). With `strict` (serve
+// --strict-model-name) a name other than `served` is refused with 404.
+struct ModelNameRule {
+    std::string served;  // the name GET /v1/models lists
+    bool strict = false;
+};
+// The 404 for a name the rule refuses, in OpenAI's shape (the Anthropic routes translate it).
+std::optional<ApiError> check_model_name(const std::string& requested, const ModelNameRule& rule);
+
+// `defaults`: the sampling values used for fields the client leaves out.
 ApiResult<GenerationRequest> parse_chat_request(std::string_view body, const SamplingParams& defaults,
-                                                const std::string& model_id);
+                                                const ModelNameRule& model);
 ApiResult<GenerationRequest> parse_completion_request(std::string_view body, const SamplingParams& defaults,
-                                                      const std::string& model_id);
+                                                      const ModelNameRule& model);
 
 // Checks that the prompt and the requested tokens fit in the context and sets `max_tokens` to
 // the number to generate (the rest of the context when the client asked for no limit).

@@ -155,6 +155,7 @@ void handle_responses_create(ServerContext& ctx, const httplib::Request& req, ht
     if (auto e = check_serving(ctx)) return reply_error(res, *e);
     auto parsed = parse_responses_request(req.body, ctx.options.default_sampling, ResponsesEndpoint::Create);
     if (!parsed) return reply_error(res, parsed.error);
+    if (auto e = check_model_name(parsed.value->generation.model, ctx.model_name_rule())) return reply_error(res, *e);
     ResponsesRequest& r = *parsed.value;
     if (auto e = resolve_conversation(ctx, r)) return reply_error(res, *e);
     auto prepared = prepare_prompt(ctx, r.generation);

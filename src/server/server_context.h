@@ -18,6 +18,7 @@
 #include "runtime/engine.h"
 #include "runtime/sampler.h"
 #include "server/metrics.h"
+#include "server/openai_schema.h"
 #include "server/responses_store.h"
 #include "server/scheduler.h"
 #include "tokenizer/tool_calls/chat_format.h"
@@ -32,7 +33,8 @@ struct ServerOptions {
     size_t max_body_bytes = size_t(8) << 20;
     int http_threads = 0;            // 0: enough for every slot and queue place, plus a margin
     std::chrono::seconds timeout{600};  // per request, queue time included
-    std::string model_id;            // the name clients use in "model"
+    std::string model_id;            // the name GET /v1/models lists
+    bool strict_model_name = false;  // refuse (404) a "model" other than model_id; else any name is served
     size_t stored_responses = 256;   // /v1/responses kept for previous_response_id and GET (LRU)
     SamplingParams default_sampling;
 };
@@ -72,6 +74,8 @@ public:
     Scheduler& scheduler() const { return *scheduler_; }
     tool_calls::ChatFormat chat_format() const { return chat_format_; }
     int64_t created() const { return created_; }
+
+    ModelNameRule model_name_rule() const { return {options.model_id, options.strict_model_name}; }
 
     const ServerOptions options;
     Metrics metrics;

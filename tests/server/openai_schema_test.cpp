@@ -11,8 +11,8 @@ namespace {
 
 const std::string kModel = "tiny";
 
-ApiResult<GenerationRequest> chat(const std::string& body) { return parse_chat_request(body, SamplingParams{}, kModel); }
-ApiResult<GenerationRequest> completion(const std::string& body) { return parse_completion_request(body, SamplingParams{}, kModel); }
+ApiResult<GenerationRequest> chat(const std::string& body) { return parse_chat_request(body, SamplingParams{}, {kModel, true}); }
+ApiResult<GenerationRequest> completion(const std::string& body) { return parse_completion_request(body, SamplingParams{}, {kModel, true}); }
 
 // A chat body with one user message plus the given extra fields (JSON text without braces).
 std::string chat_body(const std::string& extra = "") {
@@ -57,7 +57,7 @@ TEST(OpenAiSchema, DefaultsApplyToFieldsLeftOutOrNull) {
     SamplingParams defaults;
     defaults.temperature = 0.3f;
     auto r = parse_chat_request(R"({"messages":[{"role":"user","content":"hi"}],"temperature":null,"stop":null,"max_tokens":null})",
-                                defaults, kModel);
+                                defaults, {kModel, true});
     ASSERT_TRUE(r) << r.error.message;
     EXPECT_FLOAT_EQ(r.value->sampling.temperature, 0.3f);
     EXPECT_FALSE(r.value->max_tokens.has_value());
@@ -136,8 +136,16 @@ TEST(OpenAiSchema, WrongTypesAndRangesNameTheField) {
     expect_chat_error(chat_body(R"("tools":[{"type":"function"}])"), 400, "tools[0]", "\"name\"");
 }
 
-TEST(OpenAiSchema, UnknownModelIs404) {
-    auto r = parse_chat_request(R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})", SamplingParams{}, kModel);
+TEST(OpenAiSchema, AnyModelNameIsServedUnlessStrict) {
+    const std::string body = R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})";
+    auto any = parse_chat_request(body, SamplingParams{}, {kModel, false});
+    ASSERT_TRUE(any);
+    EXPECT_EQ(any.value->model, "gpt-4o");  // echoed back as asked
+    EXPECT_TRUE(parse_completion_request(R"({"model":"other","prompt":"hi"})", SamplingParams{}, {kModel, false}));
+}
+
+TEST(OpenAiSchema, UnknownModelIs404WhenStrict) {
+    auto r = parse_chat_request(R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})", SamplingParams{}, {kModel, true});
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error.http_status, 404);
     EXPECT_EQ(r.error.code, "model_not_found");

@@ -167,6 +167,7 @@ TEST(ServerE2E, NextTurnReusesTheConversationsKv) {
 TEST(ServerE2E, BadRequestsGetOpenAiErrors) {
     ServerOptions o;
     o.max_body_bytes = 64 << 10;
+    o.strict_model_name = true;  // for the model_not_found case below
     TestServer srv(o);
     auto c = srv.client();
     expect_error(c.Post("/v1/chat/completions", "{\"messages\": [", "application/json"), 400, "invalid_json", "not valid JSON");
