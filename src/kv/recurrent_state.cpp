@@ -40,6 +40,45 @@ void RecurrentState::add_history(int64_t layer, int64_t floats, int64_t n_tokens
     histories_.push_back(std::move(h));
 }
 
+// The host buffers in one fixed order, so snapshot() and restore() walk the same bytes.
+template <typename State, typename Visit>
+void RecurrentState::each_host_buffer(State& s, Visit&& visit) {
+    for (auto& b : s.conv_) visit(b.data(), b.size());
+    for (auto& b : s.ssm_) visit(b.data(), b.size());
+    for (auto& h : s.histories_) {
+        visit(h.floats.data(), h.floats.size());
+        visit(h.tokens.data(), h.tokens.size() * sizeof(int32_t));
+    }
+}
+
+RecurrentSnapshot RecurrentState::snapshot() const {
+    RecurrentSnapshot s;
+    s.n_past = n_past_;
+    s.bytes.resize(static_cast<size_t>(bytes()));
+    uint8_t* at = s.bytes.data();
+    each_host_buffer(*this, [&](const void* p, size_t n) {
+        if (n > 0) std::memcpy(at, p, n);
+        at += n;
+    });
+    if (storage_) storage_->save(at);
+    return s;
+}
+
+Status RecurrentState::restore(const RecurrentSnapshot& s) {
+    if (s.bytes.size() != bytes()) {
+        return Status::error("restoring a recurrent state: expected a snapshot of {} bytes, got {} (a snapshot of another model's state)",
+                             bytes(), s.bytes.size());
+    }
+    const uint8_t* at = s.bytes.data();
+    each_host_buffer(*this, [&](void* p, size_t n) {
+        if (n > 0) std::memcpy(p, at, n);
+        at += n;
+    });
+    if (storage_) storage_->load(at);
+    n_past_ = s.n_past;
+    return Status::ok();
+}
+
 uint64_t RecurrentState::bytes() const {
     uint64_t total = 0;
     for (const auto& b : conv_) total += b.size();

@@ -8,22 +8,38 @@
 //   float* conv = rs.conv(layer);    // (kernel-1) rows of conv channels, oldest first
 //   float* s = rs.ssm(layer);        // n_v_heads × d_k × d_v delta-rule state
 //   rs.advance(n_tokens);            // after a batch has been folded in
+//   RecurrentSnapshot at = rs.snapshot();   // a turn checkpoint: host bytes of every buffer
+//   rs.restore(at);                  // back to that position, bit for bit
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "core/aligned_buffer.h"
+#include "core/status.h"
 
 namespace strata {
 
 // State a backend keeps outside host memory (the GPU model's, in VRAM). The RecurrentState owns
-// it, so it lives exactly as long as the session whose state it is.
+// it, so it lives exactly as long as the session whose state it is. Each backend copies its own
+// buffers for a snapshot, so the state never needs to know where they are.
 class RecurrentStateStorage {
 public:
     virtual ~RecurrentStateStorage() = default;
     virtual void clear() = 0;  // back to zeros, the state before the first token
     virtual uint64_t bytes() const = 0;
+    // Copies every buffer into `dst` (bytes() of host memory), finished when it returns.
+    virtual void save(uint8_t* dst) const = 0;
+    // The inverse of save(): `src` holds bytes() written by save() of a storage of the same shape.
+    virtual void load(const uint8_t* src) = 0;
+};
+
+// A recurrent state frozen at one position, in host memory: what a turn checkpoint keeps of a
+// hybrid model (its KV rows are kept by the cache that owns them). Restoring it gives the exact
+// bytes back, so the logits after a restore equal those of an uninterrupted run.
+struct RecurrentSnapshot {
+    int64_t n_past = 0;
+    std::vector<uint8_t> bytes;  // the host buffers in order, then the storage's save()
 };
 
 class RecurrentState {
@@ -58,7 +74,15 @@ public:
     void clear();
     uint64_t bytes() const;
 
+    // A copy of every buffer (host ones and the storage's) at n_past().
+    RecurrentSnapshot snapshot() const;
+    // Back to `s`; fails when it was taken of a state of another shape (another model).
+    Status restore(const RecurrentSnapshot& s);
+
 private:
+    template <typename State, typename Visit>
+    static void each_host_buffer(State& s, Visit&& visit);
+
     struct History {
         int64_t layer = -1;
         AlignedBuffer floats;

@@ -86,6 +86,35 @@ TEST_P(GpuHybridState, InterleavedSequencesEqualEachAlone) {
     EXPECT_EQ(stepper.step(a, prompt, 1), alone_a[1]);
 }
 
+// A turn checkpoint on the GPU: the state (each layer's conv and ssm buffers, the PLE history)
+// copied to the host after the prompt, the sequence taken on a detour of other tokens, then the
+// copy loaded back into the same device buffers (a captured decode graph keeps its addresses): the
+// next steps give the logits of the run that never left, bit for bit (same kernels, same chunks).
+TEST_P(GpuHybridState, RestoredSnapshotContinuesAsIfUninterrupted) {
+    auto model = load_model_on(*file, ComputeOptions{.device = ComputeDevice::Gpu});
+    ASSERT_TRUE(model) << model.status().message();
+    Model& m = **model;
+    Stepper stepper(m, cpu);
+    const int64_t prompt = 9, steps = 4, total = prompt + steps, vocab = m.config().n_vocab;
+    Sequence s{m.make_kv_cache(total), m.make_recurrent_state(), {}};
+    for (int64_t i = 0; i < total; ++i) s.tokens.push_back(static_cast<int32_t>((i * 13 + 3) % vocab));
+    stepper.step(s, 0, prompt);
+    std::vector<std::vector<float>> want;
+    for (int64_t i = prompt; i < total; ++i) want.push_back(stepper.step(s, i, 1));
+
+    stepper.step(s, 0, prompt);
+    const RecurrentSnapshot checkpoint = s.state.snapshot();
+    ASSERT_EQ(checkpoint.bytes.size(), s.state.bytes());
+    const std::vector<int32_t> kept = s.tokens;
+    for (int64_t i = prompt; i < total; ++i) s.tokens[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7 + 1) % vocab);
+    for (int64_t i = prompt; i < total; ++i) stepper.step(s, i, 1);  // the detour
+    s.tokens = kept;
+    ASSERT_TRUE(s.state.restore(checkpoint).is_ok());
+    for (int64_t i = prompt; i < total; ++i) {
+        EXPECT_EQ(stepper.step(s, i, 1), want[static_cast<size_t>(i - prompt)]) << "at " << i;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Hybrids, GpuHybridState, ::testing::Values("qwen3next", "qwen35moe", "project:qwen4exp"));
 
 class GpuFusedSequences : public test::GpuFixtureModel {};

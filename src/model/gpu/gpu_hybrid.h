@@ -50,6 +50,10 @@ public:
 
     void clear() override;
     uint64_t bytes() const override;
+    // Device → host (save) and host → device (load) copies of each layer's conv and ssm buffers,
+    // then the PLE convolution's history and its token ids, in that order.
+    void save(uint8_t* dst) const override;
+    void load(const uint8_t* src) override;
 };
 
 class GpuHybridBlocks : public GpuTransformer {

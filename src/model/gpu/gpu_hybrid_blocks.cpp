@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 namespace strata::gpu {
@@ -27,6 +28,42 @@ uint64_t GpuRecurrentStorage::bytes() const {
     uint64_t total = ple_conv.bytes() + ple_tokens.size() * sizeof(int32_t);
     for (const Layer& l : layers) total += l.conv.bytes() + l.ssm.bytes();
     return total;
+}
+
+void GpuRecurrentStorage::save(uint8_t* dst) const {
+    for (const Layer& l : layers) {
+        if (!l.conv) continue;
+        l.ctx->activate();
+        copy_d2h_async(dst, l.conv.data(), l.conv.bytes(), l.ctx->stream());
+        copy_d2h_async(dst + l.conv.bytes(), l.ssm.data(), l.ssm.bytes(), l.ctx->stream());
+        l.ctx->synchronize();  // the copies land in pageable memory: done only once the stream is
+        dst += l.conv.bytes() + l.ssm.bytes();
+    }
+    if (ple_conv) {
+        ple_ctx->activate();
+        copy_d2h_async(dst, ple_conv.data(), ple_conv.bytes(), ple_ctx->stream());
+        ple_ctx->synchronize();
+        dst += ple_conv.bytes();
+    }
+    if (!ple_tokens.empty()) std::memcpy(dst, ple_tokens.data(), ple_tokens.size() * sizeof(int32_t));
+}
+
+void GpuRecurrentStorage::load(const uint8_t* src) {
+    for (Layer& l : layers) {
+        if (!l.conv) continue;
+        l.ctx->activate();
+        copy_h2d_async(l.conv.data(), src, l.conv.bytes(), l.ctx->stream());
+        copy_h2d_async(l.ssm.data(), src + l.conv.bytes(), l.ssm.bytes(), l.ctx->stream());
+        l.ctx->synchronize();  // `src` may be freed once load returns
+        src += l.conv.bytes() + l.ssm.bytes();
+    }
+    if (ple_conv) {
+        ple_ctx->activate();
+        copy_h2d_async(ple_conv.data(), src, ple_conv.bytes(), ple_ctx->stream());
+        ple_ctx->synchronize();
+        src += ple_conv.bytes();
+    }
+    if (!ple_tokens.empty()) std::memcpy(ple_tokens.data(), src, ple_tokens.size() * sizeof(int32_t));
 }
 
 Status GpuHybridBlocks::check_delta_net_shape() const {
