@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -110,16 +111,16 @@ Result<std::unique_ptr<PleTable>> PleTable::open(const GgufFile& file, const Wei
     return t;
 }
 
-void PleTable::read_row(int32_t id, float* out) {
-    const uint64_t rb = view_.row_bytes;
-    const uint64_t at = data_offset_ + static_cast<uint64_t>(id) * rb;
-    uint64_t begin = at, n = rb;
-    if (direct_) {
-        begin = at / kAlign * kAlign;
-        n = (at + rb + kAlign - 1) / kAlign * kAlign - begin;
-        // The file's last unit may be partial: read only what exists (the read still starts aligned).
-        n = std::min(n, file_.size() - begin);
-    }
+PleTable::Span PleTable::span_of(int32_t id) const {
+    const uint64_t at = data_offset_ + static_cast<uint64_t>(id) * view_.row_bytes;
+    if (!direct_) return {at, at + view_.row_bytes};
+    // The file's last unit may be partial: the span ends where the file does.
+    return {at / kAlign * kAlign, std::min((at + view_.row_bytes + kAlign - 1) / kAlign * kAlign, file_.size())};
+}
+
+void PleTable::read_group(const int32_t* ids, const int64_t* order, int64_t g0, int64_t g1, float* out) {
+    const Span first = span_of(ids[order[g0]]), last = span_of(ids[order[g1 - 1]]);
+    const uint64_t begin = first.begin, n = last.end - first.begin;
     // An unbuffered read must be whole units: a span cut short by the file's end goes through the
     // buffered handle.
     const bool whole_units = n % kAlign == 0;
@@ -128,24 +129,51 @@ void PleTable::read_row(int32_t id, float* out) {
     if (!s) fail_read(file_.path(), s);
     disk_reads_.fetch_add(1, std::memory_order_relaxed);
     disk_bytes_.fetch_add(n, std::memory_order_relaxed);
-    quant_traits(view_.type).dequantize_row(window + (at - begin), out, view_.ne[0]);
+    const int64_t width = view_.ne[0];
+    const DequantizeRowFn dequantize = quant_traits(view_.type).dequantize_row;
+    for (int64_t i = g0; i < g1; ++i) {
+        const uint64_t at = data_offset_ + static_cast<uint64_t>(ids[order[i]]) * view_.row_bytes;
+        dequantize(window + (at - begin), out + order[i] * width, width);
+    }
 }
 
 void PleTable::get_rows(const int32_t* ids, int64_t n, float* out, ThreadPool* pool) {
     rows_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     const int64_t width = view_.ne[0];
-    const auto run = [&](int64_t r0, int64_t r1, int) {
-        if (tier_ != PleTableTier::Ssd) {
-            cpu_get_rows(view_, ids + r0, r1 - r0, out + r0 * width);
-            return;
+    const bool threads = pool != nullptr && pool->size() > 1;
+    if (tier_ != PleTableTier::Ssd) {
+        const auto run = [&](int64_t r0, int64_t r1, int) { cpu_get_rows(view_, ids + r0, r1 - r0, out + r0 * width); };
+        if (threads && n >= 64) pool->parallel_for(n, run);  // from memory only batches are worth splitting
+        else run(0, n, 0);
+        return;
+    }
+    // From the disk: the rows in id order, and one read for each group of rows whose spans touch
+    // (a repeated n-gram, or neighbours in one 4 KiB unit: a prompt's rows come in bulk), up to
+    // kMaxGroupBytes. Every group waits on its own read, so even a decode step's 16 go out on all
+    // threads (several reads in flight).
+    constexpr uint64_t kMaxGroupBytes = uint64_t(256) << 10;
+    order_.resize(static_cast<size_t>(n));
+    std::iota(order_.begin(), order_.end(), int64_t{0});
+    std::sort(order_.begin(), order_.end(), [&](int64_t a, int64_t b) { return ids[a] < ids[b]; });
+    groups_.clear();
+    uint64_t group_begin = 0, group_end = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const Span sp = span_of(ids[order_[static_cast<size_t>(i)]]);
+        if (i == 0 || sp.begin > group_end || sp.end - group_begin > kMaxGroupBytes) {
+            groups_.push_back(i);
+            group_begin = sp.begin;
         }
-        for (int64_t r = r0; r < r1; ++r) read_row(ids[r], out + r * width);
+        group_end = std::max(group_end, sp.end);
+    }
+    groups_.push_back(n);
+    const int64_t n_groups = static_cast<int64_t>(groups_.size()) - 1;
+    const auto run = [&](int64_t k0, int64_t k1, int) {
+        for (int64_t k = k0; k < k1; ++k) {
+            read_group(ids, order_.data(), groups_[static_cast<size_t>(k)], groups_[static_cast<size_t>(k + 1)], out);
+        }
     };
-    // From the disk every row waits on its own read, so even a decode step's 16 rows go out on
-    // all threads (several reads in flight); from memory only batches are worth splitting.
-    const int64_t worth = tier_ == PleTableTier::Ssd ? 2 : 64;
-    if (pool != nullptr && pool->size() > 1 && n >= worth) pool->parallel_for(n, run);
-    else run(0, n, 0);
+    if (threads && n_groups >= 2) pool->parallel_for(n_groups, run);
+    else run(0, n_groups, 0);
 }
 
 PleTableStats PleTable::stats() const {

@@ -55,7 +55,8 @@ public:
     static Result<std::unique_ptr<PleTable>> open(const GgufFile& file, const Weight& table, const PleTableOptions& options);
 
     // out = the rows ids[0..n) of the table, dequantized: n rows of row_width() floats. Rows are
-    // spread over `pool` (may be null) when there are several.
+    // spread over `pool` (may be null) when there are several. One caller at a time (the
+    // forward pass that owns the table).
     void get_rows(const int32_t* ids, int64_t n, float* out, ThreadPool* pool);
 
     PleTableTier tier() const { return tier_; }
@@ -67,8 +68,14 @@ public:
 
 private:
     PleTable() = default;
-    // One row read from the file into `out` (Ssd).
-    void read_row(int32_t id, float* out);
+    // The bytes a row's read covers in the file: the row, or with O_DIRECT its whole units.
+    struct Span {
+        uint64_t begin = 0, end = 0;
+    };
+    Span span_of(int32_t id) const;
+    // One read for rows order[g0..g1) (ids sorted, spans touching), each dequantized into its
+    // place in `out` (Ssd).
+    void read_group(const int32_t* ids, const int64_t* order, int64_t g0, int64_t g1, float* out);
 
     PleTableTier tier_ = PleTableTier::Mapped;
     Weight view_;  // the rows where they are read from (the mapping, or ram_)
@@ -78,6 +85,7 @@ private:
     bool direct_ = false;
     uint64_t data_offset_ = 0;  // the table's first byte in file_
     std::atomic<uint64_t> rows_{0}, disk_reads_{0}, disk_bytes_{0};
+    std::vector<int64_t> order_, groups_;  // get_rows' working lists (Ssd), kept between calls
 };
 
 }  // namespace strata
