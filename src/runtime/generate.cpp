@@ -27,31 +27,26 @@ Result<GenerateResult> generate(Session& session, const Tokenizer& tokenizer, Sa
     const auto start = std::chrono::steady_clock::now();
     for (int32_t t : session.tokens()) sampler.accept(t);
     result.finish = FinishReason::Length;
-    while (result.n_generated < request.max_tokens) {
-        if (session.n_past() >= session.n_ctx()) {
-            result.finish = FinishReason::ContextFull;
-            break;
-        }
-        const int32_t next = session.sample(sampler);
-        sampler.accept(next);
+    auto decoded = decode_tokens(session, sampler, request.speculation, request.max_tokens, [&](int32_t next) {
         ++result.n_generated;
         const bool end_token = next == tokenizer.eos_id() || next == tokenizer.eot_id();
         if (end_token && !request.ignore_eos) {
             result.finish = FinishReason::Stop;
-            break;
+            return TokenVerdict::StopDropping;
         }
         const std::string ready = stream.push(tokenizer.token_to_piece(next, /*render_special=*/false));
         if (!ready.empty() && !on_text(ready)) {
             result.finish = FinishReason::Cancelled;
-            break;
+            return TokenVerdict::StopDropping;
         }
         if (stream.stopped()) {
             result.finish = FinishReason::Stop;
-            break;
+            return TokenVerdict::StopDropping;
         }
-        const int32_t one[1] = {next};
-        STRATA_TRY(session.append(one));
-    }
+        return TokenVerdict::Continue;
+    });
+    if (!decoded) return decoded.status();
+    if (*decoded) result.finish = FinishReason::ContextFull;
     if (result.finish != FinishReason::Cancelled) {
         const std::string rest = stream.finish();
         if (!rest.empty()) on_text(rest);

@@ -16,6 +16,7 @@
 
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/speculative.h"
 #include "tokenizer/tokenizer.h"
 
 namespace strata {
@@ -24,6 +25,10 @@ struct GenerateRequest {
     int64_t max_tokens = 256;
     std::vector<std::string> stop;  // generation ends before the first occurrence of any of these
     bool ignore_eos = false;
+    // Speculative decoding (runtime/speculative.h), or null for plain decoding: the same tokens
+    // (greedy, and sampled with the same seed, up to the batch's rounding of the logits), sooner
+    // where drafts are accepted.
+    Speculation* speculation = nullptr;
 };
 
 enum class FinishReason { Stop, Length, ContextFull, Cancelled };

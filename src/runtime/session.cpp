@@ -128,6 +128,59 @@ Status Session::append_batched(std::span<const SessionChunk> chunks, CpuContext&
     return Status::ok();
 }
 
+Status Session::append_speculative(std::span<const int32_t> tokens) {
+    STRATA_TRY(check_append(tokens));
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    STRATA_CHECK(n > 0, "a verification appends at least one token");
+    speculative_base_ = n_past();
+    speculative_count_ = n;
+    if (!recurrent_.empty()) speculative_snapshot_ = recurrent_.snapshot();
+    speculative_rows_.resize(static_cast<size_t>(n * n_vocab()));
+    const int64_t pos0 = n_past();
+    Batch batch{tokens.data(), positions_.data() + pos0, n, pos0};
+    model_.forward_with_state(batch, kv_, recurrent_, speculative_rows_.data(), LogitsFor::All, ctx_);
+    tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+    std::memcpy(logits_.data(), speculative_logits(n - 1), static_cast<size_t>(n_vocab()) * sizeof(float));
+    host_logits_ = true;
+    return Status::ok();
+}
+
+const float* Session::speculative_logits(int64_t i) const {
+    STRATA_CHECK(i >= 0 && i < speculative_count_, "a row the last verification did not compute");
+    return speculative_rows_.data() + i * n_vocab();
+}
+
+Status Session::rollback_speculative(int64_t keep) {
+    STRATA_CHECK(speculative_base_ >= 0 && n_past() == speculative_base_ + speculative_count_,
+                 "rollback_speculative without the append_speculative it undoes");
+    STRATA_CHECK(keep >= 1 && keep <= speculative_count_, "a rollback keeps 1 to all of the verified tokens");
+    if (keep < speculative_count_) {
+        const int64_t end = speculative_base_ + keep;
+        if (recurrent_.empty()) {
+            tokens_.resize(static_cast<size_t>(end));
+        } else {
+            // Restored to before the verification, then the kept tokens again, as one batch.
+            const std::vector<int32_t> kept(tokens_.begin() + speculative_base_, tokens_.begin() + end);
+            tokens_.resize(static_cast<size_t>(speculative_base_));
+            STRATA_TRY(recurrent_.restore(speculative_snapshot_));
+            const Batch batch{kept.data(), positions_.data() + speculative_base_, keep, speculative_base_};
+            model_.forward_with_state(batch, kv_, recurrent_, logits_.data(), LogitsFor::Last, ctx_);
+            tokens_.insert(tokens_.end(), kept.begin(), kept.end());
+        }
+    }
+    // The verification's own row, whatever a replay computed: the rows that decided which drafts
+    // were kept also give the logits after them (a batch of another size may round differently).
+    std::memcpy(logits_.data(), speculative_logits(keep - 1), static_cast<size_t>(n_vocab()) * sizeof(float));
+    host_logits_ = true;
+    speculative_base_ = -1;
+    return Status::ok();
+}
+
+int64_t Session::reusable_prefix(int64_t n) const {
+    n = std::clamp<int64_t>(n, 0, n_past());
+    return (recurrent_.empty() || n == n_past()) ? n : 0;
+}
+
 int64_t Session::reusable_prefix(int64_t n) const {
     n = std::clamp<int64_t>(n, 0, n_past());
     return (recurrent_.empty() || n == n_past()) ? n : 0;

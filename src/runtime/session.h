@@ -82,6 +82,25 @@ public:
     // changes in place during a forward pass, so a pass that failed half-way cannot be re-run.
     bool has_recurrent_state() const { return !recurrent_.empty(); }
     const std::vector<int32_t>& tokens() const { return tokens_; }
+    // The sequence's state, for checks (rows past n_past() are stale and never read).
+    const KvCache& kv_cache() const { return kv_; }
+    const RecurrentState& recurrent_state() const { return recurrent_; }
+
+    // ---- speculative decoding (runtime/speculative.h) -------------------------------------------
+    // Appends `tokens` (a token and the drafts after it) in ONE forward pass, whatever n_batch
+    // says, keeping every token's logits on the host (speculative_logits), after saving what
+    // rollback_speculative needs: the position, and on a recurrent model a snapshot of its state.
+    // Fails, changing nothing, as append() does.
+    Status append_speculative(std::span<const int32_t> tokens);
+    // Row i of the last append_speculative: the logits after its token i.
+    const float* speculative_logits(int64_t i) const;
+    // Keeps the first `keep` (1 ≤ keep ≤ their count) of the tokens the last append_speculative
+    // appended and forgets the rest, so that the session is where appending only those would have
+    // left it: the KV rows past them are dropped (written again before anything reads them); a
+    // recurrent state, which cannot be rewound, is restored from the snapshot and the kept tokens
+    // run again in one pass; the logits are the verification's row keep - 1.
+    Status rollback_speculative(int64_t keep);
+
 
 private:
     bool device_logits() const;            // forward passes leave this session's logits on the device
@@ -99,6 +118,11 @@ private:
     mutable bool host_logits_ = true;  // logits_ holds the last row; else it is device_row_
     DeviceLogitsRow device_row_;
     CandidateSet candidates_;          // sample()'s, reused
+    // The last append_speculative: where it started, its rows, the state before it.
+    int64_t speculative_base_ = -1;
+    int64_t speculative_count_ = 0;
+    std::vector<float> speculative_rows_;
+    RecurrentSnapshot speculative_snapshot_;
     std::vector<float> penalized_;     // select_candidates' scratch under a grammar
 };
 
