@@ -33,6 +33,9 @@ uint64_t KvCache::bytes() const {
     for (const auto& b : k_) total += b.size();
     for (const auto& b : v_) total += b.size();
     for (const auto& b : index_) total += b.size();
+    for (const EntryPlane& p : planes_) {
+        for (const auto& b : p.layers) total += b.size();
+    }
     return total;
 }
 
@@ -40,6 +43,41 @@ void KvCache::add_index_keys(int64_t dim) {
     STRATA_CHECK(dim > 0 && index_.empty() && !storage_, "index keys are added once, to a host cache");
     index_dim_ = dim;
     for (size_t i = 0; i < k_.size(); ++i) index_.emplace_back(static_cast<size_t>(n_ctx_ * dim) * sizeof(float));
+}
+
+int KvCache::add_entry_plane(const std::vector<int64_t>& rows, int64_t dim) {
+    STRATA_CHECK(dim > 0 && !storage_, "entry planes are added to a host cache, with a width");
+    EntryPlane p;
+    p.dim = dim;
+    p.rows = rows;
+    for (int64_t r : rows) p.layers.emplace_back(static_cast<size_t>(std::max<int64_t>(r, 0) * dim) * sizeof(float));
+    planes_.push_back(std::move(p));
+    return static_cast<int>(planes_.size()) - 1;
+}
+
+int64_t KvCache::entry_rows(int plane, int64_t layer) const {
+    const EntryPlane& p = planes_[static_cast<size_t>(plane)];
+    return layer >= 0 && layer < static_cast<int64_t>(p.rows.size()) ? p.rows[static_cast<size_t>(layer)] : 0;
+}
+
+float* KvCache::entry(int plane, int64_t layer, int64_t i) {
+    STRATA_CHECK(plane >= 0 && static_cast<size_t>(plane) < planes_.size(), "no such entry plane");
+    EntryPlane& p = planes_[static_cast<size_t>(plane)];
+    STRATA_CHECK(i >= 0 && i < entry_rows(plane, layer), "entry past the plane's rows (the context is full)");
+    return p.layers[static_cast<size_t>(layer)].as<float>() + i * p.dim;
+}
+
+void KvCache::key_row_f32(int64_t layer, int64_t pos, float* out) const {
+    const void* r = key_row(layer, pos);
+    switch (type_) {
+        case KvCacheType::F32: std::copy_n(static_cast<const float*>(r), k_dim_, out); return;
+        case KvCacheType::F16: {
+            const auto* h = static_cast<const uint16_t*>(r);
+            for (int64_t i = 0; i < k_dim_; ++i) out[i] = fp16_to_fp32(h[i]);
+            return;
+        }
+        case KvCacheType::Q8_0: dequantize_row_q8_0(r, out, k_dim_); return;
+    }
 }
 
 namespace {

@@ -72,6 +72,19 @@ public:
         return reinterpret_cast<const float*>(row(index_, layer, pos, index_dim_, KvCacheType::F32));
     }
 
+    // Planes of entries that are not one per position (deepseek4's compressed attention: one
+    // entry per `ratio` positions, written when its window of tokens is complete): per layer,
+    // rows[layer] entries of `dim` f32 values (0: the layer has none). Kept in f32 whatever
+    // type() is (the rows per token are a ratio'th of the K/V rows'). Returns the plane's id.
+    int add_entry_plane(const std::vector<int64_t>& rows, int64_t dim);
+    int64_t entry_dim(int plane) const { return planes_[static_cast<size_t>(plane)].dim; }
+    int64_t entry_rows(int plane, int64_t layer) const;
+    float* entry(int plane, int64_t layer, int64_t i);
+    const float* entry(int plane, int64_t layer, int64_t i) const { return const_cast<KvCache*>(this)->entry(plane, layer, i); }
+
+    // Key row `pos` of a layer widened to f32 (dim k_dim()), whatever type() is.
+    void key_row_f32(int64_t layer, int64_t pos, float* out) const;
+
     // Float views of an f32 cache (tests, and code that fills rows in place).
     float* keys(int64_t layer, int64_t pos) { return f32_row(k_, layer, pos, k_dim_); }
     float* values(int64_t layer, int64_t pos) { return f32_row(v_, layer, pos, v_dim_); }
@@ -102,6 +115,12 @@ private:
     std::vector<AlignedBuffer> k_, v_;
     int64_t index_dim_ = 0;
     std::vector<AlignedBuffer> index_;  // the index-key plane, when added
+    struct EntryPlane {
+        int64_t dim = 0;
+        std::vector<int64_t> rows;          // per model layer
+        std::vector<AlignedBuffer> layers;  // per model layer (empty: no entries)
+    };
+    std::vector<EntryPlane> planes_;
     std::unique_ptr<KvCacheStorage> storage_;
 };
 

@@ -3,6 +3,7 @@
 #include "core/check.h"
 #include "core/status.h"
 #include "gguf/reader.h"
+#include "model/arch/deepseek4_keys.h"
 #include "model/arch/qwen4exp_keys.h"
 #include "model/config.h"
 
@@ -79,6 +80,10 @@ constexpr ArchitectureInfo kArchitectures[] = {
      {.recurrent_state = true, .gpu_forward = true}, read_hybrid_keys},
     {Arch::Qwen4Exp, "qwen4exp", ArchFamily::Qwen4Exp, RopeStyle::Neox, {.recurrent_state = true, .gpu_forward = true},
      read_qwen4exp_keys},
+    // deepseek4 ropes interleaved pairs (ggml's NORM type) on the last dims of each head; no GPU
+    // forward pass yet, so the GPU loader refuses it with that reason.
+    {Arch::Deepseek4, "deepseek4", ArchFamily::Deepseek4, RopeStyle::Normal, {.recurrent_state = true},
+     read_deepseek4_keys},
 };
 
 }  // namespace

@@ -25,7 +25,7 @@ namespace strata {
 class GgufFile;
 struct ModelConfig;
 
-enum class Arch : uint8_t { Llama, Qwen3, Qwen3Moe, Deepseek2, GptOss, Qwen3Next, Qwen35Moe, Qwen4Exp };
+enum class Arch : uint8_t { Llama, Qwen3, Qwen3Moe, Deepseek2, GptOss, Qwen3Next, Qwen35Moe, Qwen4Exp, Deepseek4 };
 
 // The recipe an architecture shares with its relatives: one weight loader and one forward pass
 // per family, which read the differences from the config and the row's traits.
@@ -35,6 +35,7 @@ enum class ArchFamily : uint8_t {
     Deepseek2,  // MLA attention over a latent cache, shared + grouped routed experts
     Hybrid,     // qwen3next, qwen35moe: gated DeltaNet layers and gated full attention
     Qwen4Exp,   // qwen4exp: the hybrid's layers on hyper-connected residual streams, QSA, PLE
+    Deepseek4,  // deepseek4: mHC streams, sliding + compressed MQA attention with sinks, hash/score MoE
 };
 
 struct ArchTraits {

@@ -42,6 +42,21 @@ struct PleConfig {
     uint32_t n_heads() const { return ngram_size > 1 ? (ngram_size - 1) * heads_per_ngram : 0; }
 };
 
+// DeepSeek-V4's own hyper-parameters (deepseek4; read in model/arch/deepseek4_keys.cpp). The
+// shared ones live in ModelConfig: q_lora_rank, sliding_window, the experts' counts and scale, the
+// indexer (its compress_ratio per block: 0 sliding only, 4 CSA with the indexer, 128 HCA),
+// hc_count streams, the YaRN fields (they apply to the compressed layers' rope only).
+struct Deepseek4Config {
+    uint32_t o_groups = 0;             // attention.output_group_count: heads split into groups ...
+    uint32_t o_lora_rank = 0;          // attention.output_lora_rank: ... each projected to this width
+    float compress_rope_base = 0.0f;   // attention.compress_rope_freq_base: θ of the compressed layers
+    uint32_t sinkhorn_iters = 0;       // hyper_connection.sinkhorn_iterations
+    float hc_eps = 0.0f;               // hyper_connection.epsilon
+    uint32_t n_hash_layers = 0;        // hash_layer_count: the first blocks route by token id
+    std::vector<float> swiglu_limit;         // swiglu_clamp_exp, per block (0: no clamp)
+    std::vector<float> swiglu_limit_shared;  // swiglu_clamp_shexp, per block
+};
+
 struct ModelConfig {
     Arch arch = Arch::Llama;     // general.architecture (model/architecture.h)
     uint32_t n_layer = 0;
@@ -115,6 +130,9 @@ struct ModelConfig {
     QsaIndexerConfig indexer;
     PleConfig ple;
     uint32_t n_mtp_layers = 0;  // nextn_predict_layers: MTP blocks after the n_layer trunk blocks
+
+    // --- deepseek4 ---
+    Deepseek4Config dsv4;
 
     bool is_moe() const { return n_expert > 0; }
     std::string_view arch_name() const { return architecture(arch).name; }

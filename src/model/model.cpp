@@ -12,6 +12,7 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file) {
         case ArchFamily::Deepseek2: return load_deepseek2(file, config);
         case ArchFamily::Hybrid: return load_qwen3next(file, config);
         case ArchFamily::Qwen4Exp: return load_qwen4exp(file, config);
+        case ArchFamily::Deepseek4: return load_deepseek4(file, config);
     }
     return Status::error("{}: no forward pass for architecture {}", file.path(), config.arch_name());
 }

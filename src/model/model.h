@@ -150,5 +150,7 @@ Result<std::unique_ptr<Model>> load_gpt_oss(const GgufFile& file, const ModelCon
 Result<std::unique_ptr<Model>> load_qwen3next(const GgufFile& file, const ModelConfig& config);
 // qwen4exp: the hybrid on hyper-connected residual streams, with QSA and PLE (model/arch/qwen4exp.cpp).
 Result<std::unique_ptr<Model>> load_qwen4exp(const GgufFile& file, const ModelConfig& config);
+// deepseek4: mHC streams, sliding + compressed attention, hash and score routing (model/arch/deepseek4.cpp).
+Result<std::unique_ptr<Model>> load_deepseek4(const GgufFile& file, const ModelConfig& config);
 
 }  // namespace strata

@@ -16,7 +16,8 @@ std::string shape_text(std::initializer_list<int64_t> shape) {
 }
 }  // namespace
 
-Weight WeightLoader::load(const std::string& name, std::initializer_list<int64_t> shape, bool required, bool f32_only) {
+Weight WeightLoader::load(const std::string& name, std::initializer_list<int64_t> shape, bool required, bool f32_only,
+                          bool i32_only) {
     Weight w;
     const GgufTensorInfo* t = file_.tensor(name);
     if (!t) {
@@ -47,8 +48,15 @@ Weight WeightLoader::load(const std::string& name, std::initializer_list<int64_t
         if (status_) status_ = Status::error("{}: tensor {}: expected F32, got {}", file_.path(), name, tensor_type_name(t->type));
         return w;
     }
+    if (i32_only != (t->type == TensorType::I32)) {
+        if (status_) {
+            status_ = Status::error("{}: tensor {}: {}, got {}", file_.path(), name,
+                                    i32_only ? "expected I32" : "an I32 tensor cannot be multiplied", tensor_type_name(t->type));
+        }
+        return w;
+    }
     const QuantTraits* q = find_quant_traits(t->type);
-    if (!q || !q->dot) {
+    if (!i32_only && (!q || !q->dot)) {
         if (status_) {
             status_ = Status::error("{}: tensor {} has type {}, which Strata cannot compute with", file_.path(), name,
                                     tensor_type_name(t->type));
@@ -71,6 +79,9 @@ Weight WeightLoader::optional(const std::string& name, std::initializer_list<int
 }
 Weight WeightLoader::require_f32(const std::string& name, std::initializer_list<int64_t> shape) {
     return load(name, shape, true, true);
+}
+Weight WeightLoader::require_i32(const std::string& name, std::initializer_list<int64_t> shape) {
+    return load(name, shape, true, false, true);
 }
 Weight WeightLoader::optional_f32(const std::string& name, std::initializer_list<int64_t> shape) {
     return load(name, shape, false, true);

@@ -27,6 +27,8 @@ public:
     // Require F32 (norms and biases are kept F32 by every converter).
     Weight require_f32(const std::string& name, std::initializer_list<int64_t> shape);
     Weight optional_f32(const std::string& name, std::initializer_list<int64_t> shape);
+    // Require I32: integer tables the model reads, not multiplies (deepseek4's tid2eid routing).
+    Weight require_i32(const std::string& name, std::initializer_list<int64_t> shape);
 
     // Every architecture's two ends: token_embd [n_embd, n_vocab], output_norm [n_embd] and output
     // [n_embd, n_vocab] (token_embd itself when the embeddings are tied).
@@ -40,7 +42,8 @@ public:
     const Status& status() const { return status_; }
 
 private:
-    Weight load(const std::string& name, std::initializer_list<int64_t> shape, bool required, bool f32_only);
+    Weight load(const std::string& name, std::initializer_list<int64_t> shape, bool required, bool f32_only,
+                bool i32_only = false);
     const GgufFile& file_;
     Status status_;
 };

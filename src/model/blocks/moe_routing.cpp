@@ -124,6 +124,44 @@ void route_softmax_topk(float* logits, int64_t n_tokens, int64_t n_expert, int64
     }
 }
 
+bool route_sqrt_softplus(const float* logits, int64_t n_tokens, const SqrtSoftplusRouting& p, ExpertAssignments& out) {
+    reset(out, p.n_expert, n_tokens);
+    RoutingScratch& r = routing_scratch();
+    std::vector<float>& scores = r.scores;
+    std::vector<float>& choice = r.choice;
+    std::vector<int64_t>& order = r.order;
+    scores.resize(static_cast<size_t>(p.n_expert));
+    choice.resize(static_cast<size_t>(p.n_expert));
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const float* l = logits + t * p.n_expert;
+        for (int64_t i = 0; i < p.n_expert; ++i) {
+            // torch's softplus: x itself above 20, where log1p(exp(x)) equals x in f32.
+            const float softplus = l[i] > 20.0f ? l[i] : std::log1p(std::exp(l[i]));
+            scores[static_cast<size_t>(i)] = std::sqrt(softplus);
+        }
+        if (p.hash_ids) {
+            order.resize(static_cast<size_t>(p.n_used));
+            for (int64_t j = 0; j < p.n_used; ++j) {
+                const int32_t id = p.hash_ids[t * p.n_used + j];
+                if (id < 0 || id >= p.n_expert) return false;
+                order[static_cast<size_t>(j)] = id;
+            }
+        } else {
+            for (int64_t i = 0; i < p.n_expert; ++i) {
+                choice[static_cast<size_t>(i)] = scores[static_cast<size_t>(i)] + (p.selection_bias ? p.selection_bias[i] : 0.0f);
+            }
+            top_k(choice.data(), p.n_expert, p.n_used, order);
+        }
+        float sum = 0.0f;
+        for (int64_t e : order) sum += scores[static_cast<size_t>(e)];
+        const float norm = p.normalize ? 1.0f / (sum + 1e-20f) : 1.0f;
+        for (int64_t e : order) {
+            out[static_cast<size_t>(e)].emplace_back(t, scores[static_cast<size_t>(e)] * norm * p.scale);
+        }
+    }
+    return true;
+}
+
 void route_topk_softmax(const float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, ExpertAssignments& out) {
     reset(out, n_expert, n_tokens);
     RoutingScratch& r = routing_scratch();
@@ -152,11 +190,24 @@ void clamped_swiglu(float* gate, const float* up, int64_t n) {
     }
 }
 
+// DeepSeek-V4's (HF DeepseekV4Experts._apply_gate, DeepseekV4MLP): the gate clamped from above,
+// the up projection both ways, then plain SwiGLU.
+void limited_swiglu(float* gate, const float* up, int64_t n, float limit) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = std::min(gate[i], limit);
+        const float u = std::clamp(up[i], -limit, limit);
+        gate[i] = g / (1.0f + std::exp(-g)) * u;
+    }
+}
+
 }  // namespace
 
-void apply_expert_activation(ExpertActivation act, float* gate, const float* up, int64_t n) {
-    if (act == ExpertActivation::SwiGlu) cpu_swiglu(gate, up, n);
-    else clamped_swiglu(gate, up, n);
+void apply_expert_activation(ExpertActivation act, float* gate, const float* up, int64_t n, float limit) {
+    switch (act) {
+        case ExpertActivation::SwiGlu: cpu_swiglu(gate, up, n); return;
+        case ExpertActivation::GptOssClampedSwiGlu: clamped_swiglu(gate, up, n); return;
+        case ExpertActivation::ClampedSwiGlu: limited_swiglu(gate, up, n, limit); return;
+    }
 }
 
 namespace {
@@ -276,7 +327,7 @@ void apply_routed_experts(const RoutedExpertWeights& w, ExpertActivation act, co
             row += m;
         }
     }
-    apply_expert_activation(act, gate, up, pairs * ff);
+    apply_expert_activation(act, gate, up, pairs * ff, w.swiglu_limit);
     cpu_matmul_grouped(s.down_jobs, ctx);
     if (source) source->end_step();  // the expert matrices are no longer read
     add_weighted_expert_outputs(w, routed, out, e, n_tokens, x, s, ctx);

@@ -43,6 +43,21 @@ void route_grouped(const float* logits, int64_t n_tokens, const GroupedRouting& 
 void route_softmax_topk(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, bool normalize, int32_t* ids,
                         float* weights);
 
+// DeepSeek-V4's router (HF DeepseekV4TopKRouter / DeepseekV4HashRouter): scores
+// s = sqrt(softplus(logit)); the experts are the k ids of `hash_ids` (n_tokens rows of k: the
+// tid2eid rows of the tokens, on the hash-routed layers) or else the top k of s + bias (the bias
+// only chooses); weights s_i / (Σ_chosen s + 1e-20) when `normalize`, times `scale`.
+struct SqrtSoftplusRouting {
+    int64_t n_expert = 0;
+    int64_t n_used = 0;
+    const float* selection_bias = nullptr;  // [n_expert]; null: none
+    const int32_t* hash_ids = nullptr;      // [n_tokens × n_used]; set: the experts are these
+    bool normalize = true;
+    float scale = 1.0f;
+};
+// Fails (false) on a hash id outside [0, n_expert): a corrupt table must not index past the experts.
+bool route_sqrt_softplus(const float* logits, int64_t n_tokens, const SqrtSoftplusRouting& p, ExpertAssignments& out);
+
 // gpt-oss's router: the top k logits, then a softmax over those k only.
 void route_topk_softmax(const float* logits, int64_t n_tokens, int64_t n_expert, int64_t k, ExpertAssignments& out);
 
@@ -52,15 +67,18 @@ struct RoutedExpertWeights {
     Weight down_exps;            // [n_ff, n_embd, n_expert]
     Weight gate_bias, up_bias;   // [n_ff, n_expert] (gpt-oss)
     Weight down_bias;            // [n_embd, n_expert] (gpt-oss)
+    float swiglu_limit = 0.0f;   // ExpertActivation::ClampedSwiGlu's limit (deepseek4)
 };
 
 enum class ExpertActivation {
     SwiGlu,              // silu(gate) * up
     GptOssClampedSwiGlu, // gate ≤ 7, up ∈ [-7, 7]; gate * sigmoid(1.702 gate) * (up + 1)
+    ClampedSwiGlu,       // silu(min(gate, limit)) * clamp(up, -limit, limit) (deepseek4's swiglu_limit)
 };
 
 // gate[i] = act(gate[i], up[i]) for i < n: the experts' activation (the GPU op's reference too).
-void apply_expert_activation(ExpertActivation act, float* gate, const float* up, int64_t n);
+// `limit`: ClampedSwiGlu's (ignored by the others).
+void apply_expert_activation(ExpertActivation act, float* gate, const float* up, int64_t n, float limit = 0.0f);
 
 // x[t] += Σ_e weight(t, e) · expert_e(h[t]) for the assignments; h: n_tokens rows of n_embd.
 // With a source (the batch's MoeExpertSource: the routing counter of `strata profile`, the expert

@@ -32,6 +32,7 @@ Result<std::unique_ptr<Model>> load_gpu_forward(ArchFamily family, const GgufFil
         case ArchFamily::Deepseek2: return load_gpu_deepseek2(file, config, options);
         case ArchFamily::Hybrid: return load_gpu_hybrid(file, config, options);
         case ArchFamily::Qwen4Exp: return load_gpu_qwen4exp(file, config, options);
+        case ArchFamily::Deepseek4: break;  // no GPU forward pass yet (the row's gpu_forward is false)
     }
     return Status::error("{}: no GPU forward pass for architecture {}", file.path(), config.arch_name());
 }
