@@ -1,0 +1,101 @@
+// deepseek4 files the recipe cannot run are refused at load with the name of what is wrong: each
+// case is the tiny model (deepseek4_tiny_model.h) with one key or tensor taken away or changed.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gguf/reader.h"
+#include "gguf/writer.h"
+#include "model/model.h"
+#include "support/scratch.h"
+#include "deepseek4_tiny_model.h"
+
+namespace strata {
+namespace {
+
+// The tiny model with `edit` applied, less the key `drop_key`, loaded: the error, or "" when it loads.
+std::string load_edited(const test::TinyDeepseek4& edit, const std::string& drop_key = "") {
+    test::ScratchDir dir;
+    const std::string written = test::write_tiny_deepseek4(dir.path("ds4.gguf"), edit);
+    std::string path = written;
+    if (!drop_key.empty()) {
+        auto orig = GgufFile::open(written);
+        EXPECT_TRUE(orig);
+        if (!orig) return "unreadable";
+        GgufWriter w;
+        for (const auto& e : orig->metadata()) {
+            if (e.key != drop_key) w.set(e.key, e.value);
+        }
+        for (const auto& t : orig->tensors()) {
+            const uint8_t* d = orig->tensor_data(t);
+            EXPECT_TRUE(w.add_tensor(t.name, t.type, std::vector<uint64_t>(t.ne, t.ne + t.n_dims),
+                                     std::vector<uint8_t>(d, d + t.n_bytes)));
+        }
+        path = dir.path("dropped.gguf");
+        EXPECT_TRUE(w.write(path));
+    }
+    auto f = GgufFile::open(path);
+    EXPECT_TRUE(f) << f.status().message();
+    if (!f) return "unreadable";
+    auto m = Model::load(*f);
+    return m ? "" : m.status().message();
+}
+
+TEST(Deepseek4Load, TheTinyModelLoads) { EXPECT_EQ(load_edited({}), ""); }
+
+TEST(Deepseek4Load, MissingKeysAreNamed) {
+    for (const char* key :
+         {"attention.q_lora_rank", "attention.sliding_window", "expert_shared_count", "expert_weights_scale",
+          "expert_weights_norm", "expert_gating_func", "swiglu_clamp_exp", "swiglu_clamp_shexp",
+          "attention.indexer.head_count", "attention.indexer.key_length", "attention.indexer.top_k",
+          "attention.output_group_count", "attention.output_lora_rank", "attention.compress_ratios",
+          "attention.compress_rope_freq_base", "hyper_connection.count", "hyper_connection.sinkhorn_iterations",
+          "hyper_connection.epsilon", "hash_layer_count", "embedding_length_out", "rope.scaling.type",
+          "rope.scaling.factor", "rope.scaling.original_context_length", "rope.scaling.yarn_beta_fast",
+          "rope.scaling.yarn_beta_slow", "attention.key_length", "attention.value_length", "rope.dimension_count",
+          "rope.freq_base", "attention.layer_norm_rms_epsilon", "expert_count", "expert_used_count",
+          "expert_feed_forward_length"}) {
+        const std::string name = std::string("deepseek4.") + key;
+        const std::string message = load_edited({}, name);
+        EXPECT_NE(message.find(name), std::string::npos) << name << ": " << message;
+    }
+}
+
+TEST(Deepseek4Load, MissingTensorsAreNamed) {
+    for (const char* tensor :
+         {"output_hc_fn.weight", "output_hc_scale.weight", "blk.0.hc_attn_fn.weight", "blk.1.hc_ffn_base.weight",
+          "blk.0.attn_sinks.weight", "blk.2.attn_q_a_norm.weight", "blk.4.attn_output_a.weight",
+          "blk.2.attn_compressor_ape.weight", "blk.3.attn_compressor_kv.weight", "blk.4.indexer_compressor_gate.weight",
+          "blk.2.indexer.attn_q_b.weight", "blk.4.indexer.proj.weight", "blk.1.ffn_gate_tid2eid.weight",
+          "blk.3.exp_probs_b.bias", "blk.4.ffn_up_shexp.weight", "blk.0.ffn_down_exps.weight"}) {
+        test::TinyDeepseek4 edit;
+        edit.drop_tensor = tensor;
+        const std::string message = load_edited(edit);
+        EXPECT_NE(message.find(tensor), std::string::npos) << tensor << ": " << message;
+    }
+}
+
+TEST(Deepseek4Load, UnsupportedRatiosAreRefused) {
+    test::TinyDeepseek4 edit;
+    edit.ratios = {0, 0, 4, 64, 4};  // the tensors of a ratio-64 block would be HCA-shaped
+    const std::string message = load_edited(edit);
+    EXPECT_NE(message.find("deepseek4.attention.compress_ratios[3] = 64"), std::string::npos) << message;
+    edit.ratios = {0, 0, 4, 128};  // fewer ratios than blocks
+    EXPECT_NE(load_edited(edit).find("deepseek4.attention.compress_ratios"), std::string::npos);
+}
+
+TEST(Deepseek4Load, OtherGatingAndShapesAreRefused) {
+    test::TinyDeepseek4 edit;
+    edit.edit_keys = [](GgufWriter& w) { w.set_u32("deepseek4.expert_gating_func", 2); };
+    EXPECT_NE(load_edited(edit).find("deepseek4.expert_gating_func = 2"), std::string::npos);
+    edit.edit_keys = [](GgufWriter& w) { w.set_u32("deepseek4.attention.output_group_count", 3); };
+    EXPECT_NE(load_edited(edit).find("deepseek4.attention.output_group_count"), std::string::npos);
+    edit.edit_keys = [](GgufWriter& w) { w.set_u32("deepseek4.embedding_length_out", 64); };
+    EXPECT_NE(load_edited(edit).find("deepseek4.embedding_length_out"), std::string::npos);
+    edit.edit_keys = [](GgufWriter& w) { w.set_u32("deepseek4.attention.head_count_kv", 2); };
+    EXPECT_NE(load_edited(edit).find("deepseek4.attention.head_count_kv"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace strata
