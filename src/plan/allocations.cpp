@@ -2,14 +2,40 @@
 
 #include <algorithm>
 
+#include "model/blocks/compressed_attention.h"
+
 namespace strata {
 
 namespace {
 constexpr uint64_t kF32 = 4;
 }  // namespace
 
+namespace {
+
+// deepseek4 (model/blocks/compressed_attention.h): every layer keeps one K = V row per position
+// (no value plane) and, on compressed layers, one f32 entry per `ratio` positions (and on CSA
+// layers one indexer key per 4); each compressed layer's compressors keep their running state.
+ContextMemory deepseek4_context_memory(const ModelConfig& cfg, int64_t n_ctx, KvCacheType type, uint32_t begin,
+                                       uint32_t end) {
+    ContextMemory m;
+    const uint64_t ctx = static_cast<uint64_t>(std::max<int64_t>(n_ctx, 0));
+    for (uint32_t il = begin; il < std::min(end, cfg.n_layer); ++il) {
+        ++m.attention_layers;
+        m.kv_bytes_per_token += static_cast<uint64_t>(kv_row_bytes(type, cfg.head_dim_k));
+        const KvCompressorShape entries = dsv4_compressor_shape(cfg, il), keys = dsv4_index_compressor_shape(cfg, il);
+        if (entries.ratio > 0) m.kv_bytes += ctx / static_cast<uint64_t>(entries.ratio) * uint64_t(entries.dim) * kF32;
+        if (keys.ratio > 0) m.kv_bytes += ctx / static_cast<uint64_t>(keys.ratio) * uint64_t(keys.dim) * kF32;
+        m.recurrent_bytes += static_cast<uint64_t>(dsv4_compressor_floats(cfg, il)) * kF32;
+    }
+    m.kv_bytes += m.kv_bytes_per_token * ctx;
+    return m;
+}
+
+}  // namespace
+
 ContextMemory context_memory(const ModelConfig& cfg, int64_t n_ctx, KvCacheType type, uint32_t layer_begin,
                              uint32_t layer_end) {
+    if (cfg.arch == Arch::Deepseek4) return deepseek4_context_memory(cfg, n_ctx, type, layer_begin, layer_end);
     ContextMemory m;
     for (uint32_t il = layer_begin; il < std::min(layer_end, cfg.n_layer); ++il) {
         if (cfg.is_recurrent_layer(il)) ++m.recurrent_layers;
@@ -63,6 +89,17 @@ uint64_t attention_floats_per_token(const ModelConfig& cfg) {
         // DeltaNet: mixed qkv and its convolved copy, z, beta and alpha, the core output.
         const uint64_t conv_channels = 2ull * cfg.ssm_n_group * cfg.ssm_d_state + cfg.ssm_d_inner;
         widest = std::max<uint64_t>(widest, 2 * conv_channels + 2 * cfg.ssm_d_inner + 2 * cfg.ssm_dt_rank);
+    }
+    if (cfg.arch == Arch::Deepseek4) {
+        // deepseek4 (model/blocks/compressed_attention.cpp): q and the heads' output, the q LoRA,
+        // the K = V row, the compressors' kv and gate (CSA: twice the width) and the indexer's,
+        // its queries and head weights, one output group in and out and the low-rank concat;
+        // the hc streams, the mHC's normed copy and its mixes.
+        const uint64_t hd = cfg.head_dim_k, ih = cfg.indexer.n_head, idim = cfg.indexer.head_dim;
+        const uint64_t groups = std::max<uint32_t>(cfg.dsv4.o_groups, 1), lora = cfg.dsv4.o_lora_rank;
+        const uint64_t wide = uint64_t(cfg.hc_count) * cfg.n_embd;
+        return 2 * heads * hd + cfg.q_lora_rank + hd + 4 * 2 * hd + 4 * 2 * idim + ih * idim + ih +
+               heads * hd / groups + lora + groups * lora + 2 * wide + (2ull + cfg.hc_count) * cfg.hc_count;
     }
     if (cfg.hc_count > 0) {
         // qwen4exp: the hc·n_embd streams of the residual, their normed copy and the mixer's gate

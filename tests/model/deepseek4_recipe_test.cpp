@@ -15,6 +15,7 @@
 #include "core/thread_pool.h"
 #include "gguf/reader.h"
 #include "model/model.h"
+#include "plan/allocations.h"
 #include "support/scratch.h"
 #include "deepseek4_tiny_model.h"
 
@@ -143,6 +144,20 @@ TEST_F(Deepseek4Recipe, ARestoredCheckpointRewindsTheSequence) {
     model_->forward_with_state(Batch{tokens_.data() + at, positions_.data() + at, rest, at}, kv2, moved_on,
                                logits.data() + at * vocab_, LogitsFor::All, ctx);
     EXPECT_NE(logits, want);
+}
+
+// The planner reserves what a sequence allocates: the K = V rows, the entries and indexer keys,
+// the compressors' state.
+TEST_F(Deepseek4Recipe, ThePlanCountsTheCacheAndTheCompressorState) {
+    for (KvCacheType type : {KvCacheType::F32, KvCacheType::F16, KvCacheType::Q8_0}) {
+        model_->set_kv_type(type);
+        for (int64_t n_ctx : {int64_t{1}, int64_t{130}, int64_t{4096}}) {
+            const ContextMemory m = context_memory(model_->config(), n_ctx, type);
+            EXPECT_EQ(m.kv_bytes, model_->make_kv_cache(n_ctx).bytes()) << kv_type_name(type) << " " << n_ctx;
+            EXPECT_EQ(m.recurrent_bytes, model_->make_recurrent_state().bytes());
+        }
+    }
+    model_->set_kv_type(KvCacheType::F32);
 }
 
 // Two sequences in one fused pass give the logits each gives alone.
