@@ -84,30 +84,26 @@ RecurrentState make_dsv4_state(const ModelConfig& c) {
 
 namespace {
 
-// One query row's attention over its keys (rows of head_dim): every head's softmax with its sink,
+// One head of one query row over its keys (rows of head_dim): the softmax with the head's sink,
 // the weighted sum of the same rows (K = V).
-void attend_row(const float* q, const float* keys, int64_t n_keys, int64_t n_head, int64_t hd, float scale,
-                const float* sinks, std::vector<float>& logits, float* out) {
+void attend_head(const float* qh, const float* keys, int64_t n_keys, int64_t hd, float scale, float sink,
+                 std::vector<float>& logits, float* oh) {
     logits.resize(static_cast<size_t>(n_keys));
-    for (int64_t h = 0; h < n_head; ++h) {
-        const float* qh = q + h * hd;
-        float mx = sinks[h];
-        for (int64_t j = 0; j < n_keys; ++j) {
-            const float* k = keys + j * hd;
-            float dot = 0.0f;
-            for (int64_t c = 0; c < hd; ++c) dot += qh[c] * k[c];
-            logits[static_cast<size_t>(j)] = dot * scale;
-            mx = std::max(mx, logits[static_cast<size_t>(j)]);
-        }
-        float sum = std::exp(sinks[h] - mx);
-        for (int64_t j = 0; j < n_keys; ++j) sum += logits[static_cast<size_t>(j)] = std::exp(logits[static_cast<size_t>(j)] - mx);
-        float* oh = out + h * hd;
-        std::fill(oh, oh + hd, 0.0f);
-        for (int64_t j = 0; j < n_keys; ++j) {
-            const float p = logits[static_cast<size_t>(j)] / sum;
-            const float* k = keys + j * hd;
-            for (int64_t c = 0; c < hd; ++c) oh[c] += p * k[c];
-        }
+    float mx = sink;
+    for (int64_t j = 0; j < n_keys; ++j) {
+        const float* k = keys + j * hd;
+        float dot = 0.0f;
+        for (int64_t c = 0; c < hd; ++c) dot += qh[c] * k[c];
+        logits[static_cast<size_t>(j)] = dot * scale;
+        mx = std::max(mx, logits[static_cast<size_t>(j)]);
+    }
+    float sum = std::exp(sink - mx);
+    for (int64_t j = 0; j < n_keys; ++j) sum += logits[static_cast<size_t>(j)] = std::exp(logits[static_cast<size_t>(j)] - mx);
+    std::fill(oh, oh + hd, 0.0f);
+    for (int64_t j = 0; j < n_keys; ++j) {
+        const float p = logits[static_cast<size_t>(j)] / sum;
+        const float* k = keys + j * hd;
+        for (int64_t c = 0; c < hd; ++c) oh[c] += p * k[c];
     }
 }
 
@@ -182,34 +178,61 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     const int64_t window = c.sliding_window;
     const float index_scale = 1.0f / std::sqrt(static_cast<float>(idim));
-    ctx.pool().parallel_for(n, [&](int64_t r0, int64_t r1, int) {
-        thread_local std::vector<float> keys, logits;
-        thread_local std::vector<int64_t> picks;
-        for (int64_t t = r0; t < r1; ++t) {
-            const BatchSequence& s = batch.sequences[static_cast<size_t>(seq_of_row[static_cast<size_t>(t)])];
-            const KvCache& cache = *s.kv;
-            const int64_t pos = batch.positions[t];
-            const int64_t first = std::max<int64_t>(0, pos - window + 1);
-            const int64_t visible = ratio > 0 ? (pos + 1) / ratio : 0;
-            int64_t n_entries = 0;
-            if (ratio == kCsaRatio) {
-                picks.resize(static_cast<size_t>(c.indexer.top_k));
-                const float* index_keys = visible > 0 ? cache.entry(kDsv4IndexPlane, il, 0) : nullptr;
-                n_entries = lightning_indexer_top_k(index_q + t * ih * idim, index_w + t * ih, ih, idim, index_keys,
-                                                    visible, c.indexer.top_k, index_scale, picks.data());
-            } else if (ratio > 0) {
-                n_entries = visible;
-            }
-            const int64_t n_raw = pos - first + 1, n_keys = n_raw + n_entries;
-            keys.resize(static_cast<size_t>(n_keys * hd));
-            for (int64_t j = 0; j < n_raw; ++j) cache.key_row_f32(il, first + j, keys.data() + j * hd);
-            for (int64_t j = 0; j < n_entries; ++j) {
-                const int64_t e = ratio == kCsaRatio ? picks[static_cast<size_t>(j)] : j;
-                std::copy_n(cache.entry(kDsv4EntryPlane, il, e), hd, keys.data() + (n_raw + j) * hd);
-            }
-            attend_row(q + t * H * hd, keys.data(), n_keys, H, hd, scale, w.sinks.f32(), logits, heads + t * H * hd);
+    // A row's keys: its window's raw rows, then its entries (the indexer's picks on CSA layers).
+    const auto gather_keys = [&](int64_t t, std::vector<float>& keys, std::vector<int64_t>& picks) {
+        const BatchSequence& s = batch.sequences[static_cast<size_t>(seq_of_row[static_cast<size_t>(t)])];
+        const KvCache& cache = *s.kv;
+        const int64_t pos = batch.positions[t];
+        const int64_t first = std::max<int64_t>(0, pos - window + 1);
+        const int64_t visible = ratio > 0 ? (pos + 1) / ratio : 0;
+        int64_t n_entries = 0;
+        if (ratio == kCsaRatio) {
+            picks.resize(static_cast<size_t>(c.indexer.top_k));
+            const float* index_keys = visible > 0 ? cache.entry(kDsv4IndexPlane, il, 0) : nullptr;
+            n_entries = lightning_indexer_top_k(index_q + t * ih * idim, index_w + t * ih, ih, idim, index_keys, visible,
+                                                c.indexer.top_k, index_scale, picks.data());
+        } else if (ratio > 0) {
+            n_entries = visible;
         }
-    });
+        const int64_t n_raw = pos - first + 1, n_keys = n_raw + n_entries;
+        keys.resize(static_cast<size_t>(n_keys * hd));
+        for (int64_t j = 0; j < n_raw; ++j) cache.key_row_f32(il, first + j, keys.data() + j * hd);
+        for (int64_t j = 0; j < n_entries; ++j) {
+            const int64_t e = ratio == kCsaRatio ? picks[static_cast<size_t>(j)] : j;
+            std::copy_n(cache.entry(kDsv4EntryPlane, il, e), hd, keys.data() + (n_raw + j) * hd);
+        }
+        return n_keys;
+    };
+    const float* sinks = w.sinks.f32();
+    if (n >= ctx.pool().size()) {
+        // A prompt: rows over the threads, each gathering its own keys.
+        ctx.pool().parallel_for(n, [&](int64_t r0, int64_t r1, int) {
+            thread_local std::vector<float> keys, logits;
+            thread_local std::vector<int64_t> picks;
+            for (int64_t t = r0; t < r1; ++t) {
+                const int64_t n_keys = gather_keys(t, keys, picks);
+                for (int64_t h = 0; h < H; ++h) {
+                    attend_head(q + (t * H + h) * hd, keys.data(), n_keys, hd, scale, sinks[h], logits,
+                                heads + (t * H + h) * hd);
+                }
+            }
+        });
+    } else {
+        // A decode step: each row's keys gathered once, its heads over the threads (the same
+        // arithmetic per head, so the same bits either way).
+        std::vector<float> keys;
+        std::vector<int64_t> picks;
+        for (int64_t t = 0; t < n; ++t) {
+            const int64_t n_keys = gather_keys(t, keys, picks);
+            ctx.pool().parallel_for(H, [&](int64_t h0, int64_t h1, int) {
+                thread_local std::vector<float> logits;
+                for (int64_t h = h0; h < h1; ++h) {
+                    attend_head(q + (t * H + h) * hd, keys.data(), n_keys, hd, scale, sinks[h], logits,
+                                heads + (t * H + h) * hd);
+                }
+            });
+        }
+    }
     // K = V carried the rope into the output: turned back by the query's own angle.
     std::vector<int32_t> back(batch.positions, batch.positions + n);
     for (int32_t& p : back) p = -p;
