@@ -53,8 +53,10 @@ double DraftLength::pass_seconds(int64_t n) const {
 
 int64_t DraftLength::best() const {
     if (!options_.adaptive) return options_.k_max;
+    // A plain step first: the yardstick every pass is weighed against. Then the longest pass,
+    // whose cost the prior guesses low so that it is tried; its measurement replaces the guess.
+    if (weight_[1] <= 0.0) return 0;
     const double plain = pass_seconds(1);
-    if (plain <= 0.0) return options_.k_max;  // nothing measured yet: try the longest
     int64_t best_k = 0;
     double best_rate = 1.0 / plain;
     for (int64_t k = 1; k <= options_.k_max; ++k) {

@@ -24,7 +24,7 @@ namespace strata {
 struct DraftLengthOptions {
     int64_t k_max = 4;
     bool adaptive = true;       // false: always k_max
-    int64_t probe_every = 16;   // steps between probes while k = 0 wins
+    int64_t probe_every = 64;   // steps between probes while k = 0 wins (one short pass per 64 steps)
     double decay = 0.97;        // weight of the past per recorded step
 };
 
