@@ -84,6 +84,8 @@ Result<SpeculationBenchResult> bench_speculation(Model& model, ThreadPool& pool,
         result.stats.add(speculation.stats());
         result.differing_runs += spec.tokens != plain.tokens;
         result.final_draft_length = speculation.length().best();
+        result.pass_seconds.clear();
+        for (int64_t n = 1; n <= o.speculation.k_max + 1; ++n) result.pass_seconds.push_back(speculation.length().pass_seconds(n));
     }
     return result;
 }
@@ -101,15 +103,21 @@ nlohmann::ordered_json SpeculationBenchResult::json() const {
             {"acceptance", stats.acceptance()},
             {"tokens_per_pass", stats.tokens_per_pass()},
             {"final_draft_length", final_draft_length},
+            {"pass_seconds", pass_seconds},
             {"runs_with_other_tokens", differing_runs}};
 }
 
 std::string SpeculationBenchResult::describe(const std::string& name) const {
     const double plain = mean(plain_rates), spec = mean(speculative_rates);
+    std::string costs;
+    for (size_t i = 1; i < pass_seconds.size() && pass_seconds[0] > 0; ++i) {
+        costs += fmt::format("{}{} tokens {:.2f}x", costs.empty() ? "" : ", ", i + 1, pass_seconds[i] / pass_seconds[0]);
+    }
     return fmt::format("{}: {:.2f} t/s speculative vs {:.2f} t/s plain ({:.2f}x); acceptance {:.1f}% ({} of {} drafts), "
-                       "{:.2f} tokens per verification pass, {} passes and {} plain steps, draft length now {}; {}",
+                       "{:.2f} tokens per verification pass, {} passes and {} plain steps, draft length now {}; a pass of {}{}; {}",
                        name, spec, plain, plain > 0 ? spec / plain : 0.0, 100.0 * stats.acceptance(), stats.accepted, stats.drafted,
                        stats.tokens_per_pass(), stats.passes, stats.plain_steps, final_draft_length,
+                       costs.empty() ? "n tokens: not measured" : costs, costs.empty() ? "" : " a decode step (estimated where not measured)",
                        differing_runs == 0 ? "the same tokens as plain decoding"
                                            : fmt::format("TOKENS DIFFER from plain decoding in {} runs", differing_runs));
 }

@@ -34,6 +34,8 @@ struct SpeculationBenchResult {
     SpeculationStats stats;                               // over the measured repetitions
     int64_t differing_runs = 0;  // repetitions whose tokens differ from plain decoding's (should be 0)
     int64_t final_draft_length = 0;
+    // The last run's estimates of a pass of n = 1 .. k_max + 1 tokens, in seconds (rollback included).
+    std::vector<double> pass_seconds;
     nlohmann::ordered_json json() const;
     std::string describe(const std::string& name) const;
 };
