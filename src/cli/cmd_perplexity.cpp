@@ -60,7 +60,7 @@ CommandRegistration registration("perplexity", "Perplexity of a model on a text 
     app.add_option("-f,--file", o->file, "Text file to score")->required();
     app.add_option("-c,--ctx", o->ctx, "Positions per window, BOS included")->capture_default_str()->check(CLI::Range(2, 1 << 20));
     app.add_option("-b,--batch-size", o->n_batch, "Tokens per forward pass")->capture_default_str()->check(CLI::Range(1, 1 << 16));
-    app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
+    add_threads_option(app, o->threads);
     app.add_flag("--json", o->json, "Print the result as one JSON object");
     o->device.add_to(app);
     o->tiers.add_to(app);

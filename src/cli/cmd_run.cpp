@@ -9,7 +9,6 @@
 #include "cli/command.h"
 #include "cli/engine_flags.h"
 #include "cli/sampling_flags.h"
-#include "cli/speculation_flags.h"
 #include "core/file.h"
 #include "runtime/generate.h"
 #include "runtime/engine.h"
@@ -27,7 +26,6 @@ struct RunOptions {
     bool ignore_eos = false;
     bool verbose_prompt = false;
     SamplingFlags sampling;
-    SpeculationFlags speculation;
     DeviceFlags device;
     TierFlags tiers;
 };
@@ -43,8 +41,6 @@ int run_generate(RunOptions o) {
     }
     SamplingParams sp = o.sampling.params();
     if (Status s = sp.validate(); !s) return report_failure("run", s.message());
-    auto spec_options = o.speculation.options();
-    if (!spec_options) return report_failure("run", spec_options.status().message());
     std::string template_text;
     if (!o.chat_template_file.empty()) {
         auto t = read_file_to_string(o.chat_template_file);
@@ -84,8 +80,7 @@ int run_generate(RunOptions o) {
     const double prompt_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     Sampler sampler(sp);
-    Speculation speculation(*spec_options);
-    GenerateRequest req{.max_tokens = o.n_predict, .stop = o.sampling.stop, .ignore_eos = o.ignore_eos, .speculation = &speculation};
+    GenerateRequest req{.max_tokens = o.n_predict, .stop = o.sampling.stop, .ignore_eos = o.ignore_eos};
     if (!o.chat) std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
     auto result = generate(session, tok, sampler, req, [](std::string_view piece) {
         std::fwrite(piece.data(), 1, piece.size(), stdout);
@@ -99,7 +94,6 @@ int run_generate(RunOptions o) {
                engine->load_seconds, ids.size(), static_cast<double>(ids.size()) / prompt_seconds, result->n_generated,
                result->seconds > 0 ? static_cast<double>(result->n_generated) / result->seconds : 0.0,
                finish_reason_name(result->finish));
-    if (speculation.enabled()) fmt::print(stderr, "{}\n", describe_speculation(speculation.stats()));
     return 0;
 }
 
@@ -111,14 +105,13 @@ CommandRegistration registration("run", "Generate text from a prompt", [](CLI::A
     app.add_option("-n,--n-predict", o->n_predict, "Tokens to generate")->capture_default_str();
     app.add_option("-c,--ctx-size", o->n_ctx, "Context size in tokens")->capture_default_str()->check(CLI::Range(1, 1 << 24));
     app.add_option("-b,--batch-size", o->n_batch, "Prompt tokens per forward pass")->capture_default_str()->check(CLI::Range(1, 1 << 16));
-    app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
+    add_threads_option(app, o->threads);
     app.add_flag("--chat", o->chat, "Wrap the prompt in the model's chat template as a user message");
     app.add_option("--system", o->system, "System message (with --chat)");
     app.add_option("--chat-template", o->chat_template_file, "Jinja file to use instead of the model's template");
     app.add_flag("--ignore-eos", o->ignore_eos, "Keep generating past end-of-generation tokens");
     app.add_flag("--verbose-prompt", o->verbose_prompt, "Print the prompt's token ids");
     o->sampling.add_to(app);
-    o->speculation.add_to(app);
     o->tiers.add_to(app);
     o->device.add_to(app);
     return [o] { return run_generate(*o); };

@@ -196,7 +196,7 @@ CommandRegistration registration("serve", "OpenAI- and Anthropic-compatible HTTP
     app.add_option("--max-body", o->max_body_mb, "Largest request body in MiB")->capture_default_str()->check(CLI::Range(1, 1024));
     app.add_option("--stored-responses", o->stored_responses, "/v1/responses kept for previous_response_id and GET (least recently used dropped; 0: none)")
         ->capture_default_str()->check(CLI::Range(0, 1 << 20));
-    app.add_option("-t,--threads", o->threads, "CPU threads (0: all)");
+    add_threads_option(app, o->threads);
     o->sampling.add_to(app, SamplingFlags::Use::RequestDefaults);
     o->device.device = "cpu";
     o->device.add_to(app);

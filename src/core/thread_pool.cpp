@@ -8,6 +8,7 @@
 #include <sched.h>
 #endif
 
+#include "core/check.h"
 #include "core/spin_wait.h"
 
 namespace strata {
@@ -41,11 +42,12 @@ int ThreadPool::hardware_threads() {
 
 ThreadPool::ThreadPool(Options options) : spin_time_(resolve_spin_us(options.spin_us)) {
     int threads = options.threads > 0 ? options.threads : hardware_threads();
+    STRATA_CHECK(static_cast<uint64_t>(threads) <= kRangeMask, "thread pool of more threads than ranges it can number");
     if (options.pin) pin_current_thread(0);
     for (int i = 1; i < threads; ++i) {
         workers_.emplace_back([this, i, pin = options.pin] {
             if (pin) pin_current_thread(i);
-            worker_loop(i);
+            worker_loop();
         });
     }
 }
@@ -59,28 +61,44 @@ ThreadPool::~ThreadPool() {
     for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::worker_loop(int index) {
+int ThreadPool::run_ranges(uint64_t generation) {
+    const int count = size();
+    int ran = 0;
+    uint64_t claim = claim_.load(std::memory_order_acquire);
+    for (;;) {
+        if ((claim >> kRangeBits) != generation || static_cast<int>(claim & kRangeMask) >= count) return ran;
+        if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+        // The claimed range belongs to `generation`, whose caller waits for it: task_ and task_n_
+        // stay as they were published until this range counts itself done.
+        const int range = static_cast<int>(claim & kRangeMask);
+        auto [begin, end] = split_range(task_n_, range, count);
+        if (begin < end) (*task_)(begin, end, range);
+        ++ran;
+        if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == count) {
+            // Under the mutex, so a caller that has just found ranges unfinished and is about to
+            // sleep cannot miss this notification.
+            std::lock_guard<std::mutex> lock(mutex_);
+            done_cv_.notify_one();
+        }
+        claim = claim_.load(std::memory_order_acquire);
+    }
+}
+
+void ThreadPool::worker_loop() {
     uint64_t seen = 0;
     for (;;) {
-        auto started = [&] { return stopping_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
+        auto started = [&] {
+            return stopping_.load(std::memory_order_acquire) || (claim_.load(std::memory_order_acquire) >> kRangeBits) != seen;
+        };
         if (!spin_until(started, spin_time_)) {
             std::unique_lock<std::mutex> lock(mutex_);
             start_cv_.wait(lock, started);
         }
         if (stopping_.load(std::memory_order_acquire)) return;
-        // task_ and task_n_ were written before the generation was published (release), and the
-        // caller does not change them until every worker has counted itself out of pending_.
-        seen = generation_.load(std::memory_order_acquire);
-        const FunctionRef<void(int64_t, int64_t, int)>* task = task_;
-        const int64_t n = task_n_;
-        auto [begin, end] = split_range(n, index, size());
-        if (begin < end) (*task)(begin, end, index);
-        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            // Under the mutex, so a caller that has just found pending_ > 0 and is about to sleep
-            // cannot miss this notification.
-            std::lock_guard<std::mutex> lock(mutex_);
-            done_cv_.notify_one();
-        }
+        // Woken for this generation; if the caller and the other workers have already taken every
+        // range (this thread was not running when the task came), there is nothing to do.
+        seen = claim_.load(std::memory_order_acquire) >> kRangeBits;
+        run_ranges(seen);
     }
 }
 
@@ -90,17 +108,20 @@ void ThreadPool::parallel_for(int64_t n, FunctionRef<void(int64_t, int64_t, int)
         fn(0, n, 0);
         return;
     }
+    uint64_t generation = 0;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         task_ = &fn;
         task_n_ = n;
-        pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
-        generation_.fetch_add(1, std::memory_order_release);
+        done_.store(0, std::memory_order_relaxed);
+        // Generations wrap: threads compare them only for equality.
+        generation = ((claim_.load(std::memory_order_relaxed) >> kRangeBits) + 1) & (~uint64_t{0} >> kRangeBits);
+        claim_.store(generation << kRangeBits, std::memory_order_release);
     }
     start_cv_.notify_all();  // cheap when every worker is still spinning: no sleeper, no syscall
-    auto [begin, end] = split_range(n, 0, size());
-    if (begin < end) fn(begin, end, 0);
-    auto finished = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+    run_ranges(generation);
+    const int count = size();
+    auto finished = [&] { return done_.load(std::memory_order_acquire) == count; };
     if (!spin_until(finished, spin_time_)) {
         std::unique_lock<std::mutex> lock(mutex_);
         done_cv_.wait(lock, finished);

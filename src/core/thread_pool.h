@@ -9,8 +9,15 @@
 // 2026-11-29-cpu-decode, 2026-11-29-architectures-gpu), while on a 2-core machine with fewer free
 // cores than threads spinning measured 2x slower.
 //
+// A call's ranges are claimed, not assigned: the caller and every worker take the next unclaimed
+// range until none is left, and the call returns once every claimed range is done. A worker the
+// operating system has not run yet (its core lent to another program) therefore holds nothing up:
+// the threads that run take its range, and when it wakes it finds nothing left. Assigned ranges
+// made each call wait for the last worker to be scheduled, which on a desktop with busy cores is
+// a scheduler time slice per call (bench/results/2026-12-07-cpu-contention).
+//
 //   ThreadPool pool(ThreadPool::Options{.threads = 8});
-//   pool.parallel_for(n_rows, [&](int64_t begin, int64_t end, int worker) { ... });
+//   pool.parallel_for(n_rows, [&](int64_t begin, int64_t end, int range) { ... });
 
 #include <atomic>
 #include <chrono>
@@ -48,9 +55,10 @@ public:
     // Number of threads that run work, the calling thread included.
     int size() const { return static_cast<int>(workers_.size()) + 1; }
 
-    // Splits [0, n) into contiguous ranges, one per thread, and runs fn(begin, end, worker_index)
-    // on each; the caller runs the first range and returns when all ranges are done. Must not be
-    // called from inside a task of the same pool.
+    // Splits [0, n) into size() contiguous ranges (the same split every call, so results do not
+    // depend on which thread ran what) and runs fn(begin, end, range_index) once for each; the
+    // range index, below size(), names per-range scratch. The calling thread takes ranges too and
+    // returns when all are done. Must not be called from inside a task of the same pool.
     void parallel_for(int64_t n, FunctionRef<void(int64_t, int64_t, int)> fn);
 
     static int hardware_threads();
@@ -62,19 +70,30 @@ public:
     }
 
 private:
-    void worker_loop(int index);
+    void worker_loop();
+    // Claims and runs ranges of the task of generation `generation` until none is left; returns
+    // how many it ran.
+    int run_ranges(uint64_t generation);
+
+    // claim_ packs the task's generation (high bits) and the next unclaimed range (low
+    // kRangeBits): one compare-and-swap both checks that the task is still the one a thread woke
+    // for and takes a range of it, so a worker that wakes late can never take a range of the next.
+    static constexpr int kRangeBits = 20;
+    static constexpr uint64_t kRangeMask = (uint64_t{1} << kRangeBits) - 1;
 
     std::vector<std::thread> workers_;
     std::chrono::microseconds spin_time_;
     std::mutex mutex_;
     std::condition_variable start_cv_;
     std::condition_variable done_cv_;
+    // The task: written by the caller before claim_ publishes its generation (release), read by
+    // a thread after it has claimed a range (acquire); unchanged until every range is done.
     const FunctionRef<void(int64_t, int64_t, int)>* task_ = nullptr;
     int64_t task_n_ = 0;
-    // generation_ and pending_ are written under mutex_ (so sleepers cannot miss a change) but read
-    // without it by spinning threads.
-    std::atomic<uint64_t> generation_{0};
-    std::atomic<int> pending_{0};
+    // claim_ and done_ change without the mutex, except a new generation (published under it, so
+    // a sleeper cannot miss it) and the last range's completion (notified under it).
+    std::atomic<uint64_t> claim_{0};
+    std::atomic<int> done_{0};
     std::atomic<bool> stopping_{false};
 };
 
