@@ -1,5 +1,5 @@
 // `strata serve -m MODEL.gguf [--host H] [--port P] [--api-key KEY | --api-key-file F] [--slots N]
-// [--ctx-size N] [--cors ORIGIN] [--max-queue N] [--timeout S] [-t threads]`: the OpenAI- and
+// [--ctx-size N] [--cors ORIGIN] [--max-queue N] [--timeout S] [--checkpoint-ram MIB] [-t threads]`: the OpenAI- and
 // Anthropic-compatible server (server/). It listens at once, so /health can say "loading" while the model loads;
 // SIGINT/SIGTERM stop new requests, let the ones in flight finish, and exit.
 #include <fmt/format.h>
@@ -41,6 +41,7 @@ struct ServeOptions {
     int drain_seconds = 60;
     size_t max_body_mb = 8;
     size_t stored_responses = 256;
+    int64_t checkpoint_mib = 4096;
     int threads = 0;
     SamplingFlags sampling;
     DeviceFlags device;  // the server's default stays the CPU (set at registration); --device auto|gpu opts in
@@ -150,7 +151,11 @@ int run_serve(ServeOptions o) {
         pool = std::make_unique<ThreadPool>(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, model->placement)});
         scheduler = std::make_unique<server::Scheduler>(
             *model->model, *model->tokenizer, *pool,
-            server::SchedulerOptions{.n_slots = o.slots, .n_ctx = o.n_ctx, .n_batch = o.n_batch, .max_queue = o.max_queue},
+            server::SchedulerOptions{.n_slots = o.slots,
+                                     .n_ctx = o.n_ctx,
+                                     .n_batch = o.n_batch,
+                                     .max_queue = o.max_queue,
+                                     .checkpoint_bytes = static_cast<uint64_t>(o.checkpoint_mib) << 20},
             &ctx.metrics);
         ctx.ready(*model, *scheduler);
         fmt::print(stderr, "strata serve: ready in {:.2f} s: {} slots of {} tokens, {} threads{}\n", model->load_seconds, o.slots,
@@ -196,6 +201,10 @@ CommandRegistration registration("serve", "OpenAI- and Anthropic-compatible HTTP
     app.add_option("--max-body", o->max_body_mb, "Largest request body in MiB")->capture_default_str()->check(CLI::Range(1, 1024));
     app.add_option("--stored-responses", o->stored_responses, "/v1/responses kept for previous_response_id and GET (least recently used dropped; 0: none)")
         ->capture_default_str()->check(CLI::Range(0, 1 << 20));
+    app.add_option("--checkpoint-ram", o->checkpoint_mib,
+                   "MiB of RAM for turn checkpoints of hybrid models (the recurrent state at turn starts and reply ends, so "
+                   "the next turn resumes instead of re-reading its prompt; least recently used dropped; 0: off)")
+        ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
     add_threads_option(app, o->threads);
     o->sampling.add_to(app, SamplingFlags::Use::RequestDefaults);
     o->device.device = "cpu";

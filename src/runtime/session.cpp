@@ -181,9 +181,19 @@ int64_t Session::reusable_prefix(int64_t n) const {
     return (recurrent_.empty() || n == n_past()) ? n : 0;
 }
 
-int64_t Session::reusable_prefix(int64_t n) const {
-    n = std::clamp<int64_t>(n, 0, n_past());
-    return (recurrent_.empty() || n == n_past()) ? n : 0;
+RecurrentSnapshot Session::checkpoint() const {
+    STRATA_CHECK(!recurrent_.empty(), "a turn checkpoint of a model without recurrent state");
+    return recurrent_.snapshot();
+}
+
+Status Session::restore_checkpoint(const RecurrentSnapshot& checkpoint) {
+    if (recurrent_.empty()) return Status::error("restoring a turn checkpoint: this model keeps no recurrent state");
+    if (checkpoint.n_past < 0 || checkpoint.n_past > n_past()) {
+        return Status::error("restoring a turn checkpoint at position {}: the session holds {} tokens", checkpoint.n_past, n_past());
+    }
+    STRATA_TRY(recurrent_.restore(checkpoint));
+    tokens_.resize(static_cast<size_t>(checkpoint.n_past));
+    return Status::ok();
 }
 
 void Session::truncate(int64_t n) {

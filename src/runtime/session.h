@@ -63,6 +63,15 @@ public:
     void truncate(int64_t n);
     // How many of the first n tokens truncate(n) keeps: n, or 0 on a recurrent model.
     int64_t reusable_prefix(int64_t n) const;
+    // Turn checkpoints (server/checkpoint_cache.h), for a model with a recurrent state: the
+    // state after the n_past() tokens seen so far, in host memory...
+    RecurrentSnapshot checkpoint() const;
+    // ...and back to one taken of this session at a position p <= n_past() whose first p tokens
+    // it still holds (so its KV rows before p are those of the same tokens): the tokens after p
+    // are forgotten and the state is the checkpoint's, so appending from there gives the logits
+    // of a session that never went past p. Fails, changing nothing, on a model without recurrent
+    // state, a checkpoint past n_past() or one of another model's shape.
+    Status restore_checkpoint(const RecurrentSnapshot& checkpoint);
 
     // The logits after the last appended token (copied from the device first if they are there;
     // std::logic_error when they were left there and another session's pass has replaced them).

@@ -4,6 +4,7 @@
 
 #include "server/connection.h"
 #include "server/constrained_output.h"
+#include "server/turn_starts.h"
 
 namespace strata::server {
 
@@ -17,7 +18,7 @@ std::optional<ApiError> check_serving(const ServerContext& ctx) {
     return ApiError{503, "the model is still loading: retry shortly", "server_error", "model_loading", ""};
 }
 
-ApiResult<ChatPrompt> render_chat_prompt(const ServerContext& ctx, const GenerationRequest& r) {
+ApiResult<ChatPrompt> render_chat_prompt(const ServerContext& ctx, const GenerationRequest& r, bool find_turn_starts) {
     const Engine& lm = ctx.model();
     if (!lm.chat_template) {
         return ApiError{400, "this model has no chat template: use /v1/completions, or restart the server with --chat-template FILE",
@@ -33,6 +34,14 @@ ApiResult<ChatPrompt> render_chat_prompt(const ServerContext& ctx, const Generat
     ChatPrompt p;
     p.rendered = std::move(*rendered);
     p.tokens = lm.tokenize_chat(p.rendered);
+    if (find_turn_starts) {
+        // A template that cannot render the messages without a generation prompt only costs the
+        // checkpoints at turn starts; the reply's end is still kept.
+        if (auto history = lm.render_chat(r.messages, /*add_generation_prompt=*/false, extra)) {
+            const Tokenizer& tok = *lm.tokenizer;
+            p.turn_starts = turn_starts(p.tokens, lm.tokenize_chat(*history), [&](int32_t t) { return tok.is_control(t); });
+        }
+    }
     return p;
 }
 
@@ -49,10 +58,11 @@ ApiResult<Prepared> prepare_prompt(const ServerContext& ctx, GenerationRequest r
     p.request = std::move(request);
     GenerationRequest& r = p.request;
     if (r.endpoint == Endpoint::Chat) {
-        auto prompt = render_chat_prompt(ctx, r);
+        auto prompt = render_chat_prompt(ctx, r, ctx.scheduler().takes_checkpoints());
         if (!prompt) return prompt.error;
         p.rendered_prompt = std::move(prompt.value->rendered);
         p.spec.prompt = std::move(prompt.value->tokens);
+        p.spec.checkpoints = std::move(prompt.value->turn_starts);
         // Harmony (gpt-oss) writes its channel markers as control tokens; the parser needs them.
         p.spec.render_special = ctx.chat_format() == tool_calls::ChatFormat::GptOss;
         p.output_format = ctx.chat_format();

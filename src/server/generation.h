@@ -34,12 +34,16 @@ inline constexpr auto kKeepAliveInterval = std::chrono::seconds(10);
 // 503 while the model is loading or after it failed to load; nullopt when requests can be served.
 std::optional<ApiError> check_serving(const ServerContext& ctx);
 
-// A chat request's messages (and tools) through the model's chat template and tokenizer.
+// A chat request's messages (and tools) through the model's chat template and tokenizer; with
+// `find_turn_starts`, also where its messages start (server/turn_starts.h: the messages rendered
+// a second time, without the generation prompt), for the scheduler's turn checkpoints.
 struct ChatPrompt {
     std::string rendered;
     std::vector<int32_t> tokens;
+    std::vector<int64_t> turn_starts;
 };
-ApiResult<ChatPrompt> render_chat_prompt(const ServerContext& ctx, const GenerationRequest& request);
+ApiResult<ChatPrompt> render_chat_prompt(const ServerContext& ctx, const GenerationRequest& request,
+                                         bool find_turn_starts = false);
 
 // A request ready to queue: the parsed fields, the prompt tokens and what the output parser needs.
 struct Prepared {

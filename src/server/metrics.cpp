@@ -14,6 +14,7 @@ void Metrics::record_task(const TaskRecord& r) {
     ++outcomes_[r.outcome];
     prompt_tokens_ += static_cast<uint64_t>(r.prompt_tokens);
     cached_tokens_ += static_cast<uint64_t>(r.cached_tokens);
+    checkpoint_tokens_ += static_cast<uint64_t>(r.checkpoint_tokens);
     generated_tokens_ += static_cast<uint64_t>(r.generated_tokens);
     prompt_seconds_ += r.prompt_seconds;
     generation_seconds_ += r.generation_seconds;
@@ -45,6 +46,28 @@ void render_batching(std::string& out, const SchedulerStats& s) {
     out += fmt::format("strata_batch_sequences_sum {}\n", s.step_sequences);
     out += fmt::format("strata_batch_sequences_count {}\n", s.steps);
 }
+
+// Turn checkpoints (server/checkpoint_cache.h): hybrid models' states kept at turn starts and
+// reply ends, so a conversation's next turn resumes instead of re-reading its prompt.
+void render_checkpoints(std::string& out, const CheckpointStats& c) {
+    metric(out, "strata_checkpoint_hits_total", "counter", "Requests that resumed from a turn checkpoint.");
+    out += fmt::format("strata_checkpoint_hits_total {}\n", c.hits);
+    metric(out, "strata_checkpoint_misses_total", "counter",
+           "Requests on a hybrid model that shared a prefix with their slot but found no checkpoint in it.");
+    out += fmt::format("strata_checkpoint_misses_total {}\n", c.misses);
+    metric(out, "strata_checkpoints_stored_total", "counter", "Turn checkpoints kept.");
+    out += fmt::format("strata_checkpoints_stored_total {}\n", c.stored);
+    metric(out, "strata_checkpoints_evicted_total", "counter", "Turn checkpoints dropped for the byte budget (least recently used).");
+    out += fmt::format("strata_checkpoints_evicted_total {}\n", c.evicted);
+    metric(out, "strata_checkpoints_dropped_total", "counter", "Turn checkpoints dropped because their slot's tokens were replaced.");
+    out += fmt::format("strata_checkpoints_dropped_total {}\n", c.dropped);
+    metric(out, "strata_checkpoints", "gauge", "Turn checkpoints held.");
+    out += fmt::format("strata_checkpoints {}\n", c.entries);
+    metric(out, "strata_checkpoint_bytes", "gauge", "Memory of the turn checkpoints held.");
+    out += fmt::format("strata_checkpoint_bytes {}\n", c.bytes);
+    metric(out, "strata_checkpoint_budget_bytes", "gauge", "The turn checkpoints' byte budget (--checkpoint-ram; 0: off).");
+    out += fmt::format("strata_checkpoint_budget_bytes {}\n", c.budget_bytes);
+}
 }  // namespace
 
 std::string Metrics::render(const SchedulerStats& s) const {
@@ -64,6 +87,11 @@ std::string Metrics::render(const SchedulerStats& s) const {
     out += fmt::format("strata_prompt_tokens_total {}\n", prompt_tokens_);
     metric(out, "strata_prompt_tokens_cached_total", "counter", "Prompt tokens whose KV was reused from an earlier request.");
     out += fmt::format("strata_prompt_tokens_cached_total {}\n", cached_tokens_);
+    metric(out, "strata_prompt_tokens_checkpoint_total", "counter",
+           "Prompt tokens not read again because a turn checkpoint was restored (part of the cached ones).");
+    out += fmt::format("strata_prompt_tokens_checkpoint_total {}\n", checkpoint_tokens_);
+    metric(out, "strata_prompt_tokens_read_total", "counter", "Prompt tokens computed (not cached).");
+    out += fmt::format("strata_prompt_tokens_read_total {}\n", prompt_tokens_ - cached_tokens_);
     metric(out, "strata_generated_tokens_total", "counter", "Tokens generated.");
     out += fmt::format("strata_generated_tokens_total {}\n", generated_tokens_);
     metric(out, "strata_prompt_seconds_total", "counter", "Time spent processing prompts.");
@@ -91,6 +119,7 @@ std::string Metrics::render(const SchedulerStats& s) const {
     metric(out, "strata_kv_cache_bytes", "gauge", "Memory of the KV caches.");
     out += fmt::format("strata_kv_cache_bytes {}\n", s.kv_bytes);
     render_batching(out, s);
+    render_checkpoints(out, s.checkpoints);
     if (extra_) out += extra_();
     return out;
 }

@@ -15,6 +15,8 @@
 #include <mutex>
 #include <string>
 
+#include "server/checkpoint_cache.h"
+
 namespace strata::server {
 
 // Upper bounds of the batch-size histogram (sequences per engine step); the last bucket is +Inf.
@@ -34,6 +36,7 @@ struct SchedulerStats {
     uint64_t step_tokens = 0;        // tokens over all steps (decoded and prompt)
     int64_t last_step_sequences = 0;
     std::array<uint64_t, kBatchSequenceBuckets.size()> steps_le{};  // steps with <= bucket sequences
+    CheckpointStats checkpoints;     // turn checkpoints of hybrid models
 };
 
 // How one task ended, as the metrics count it.
@@ -41,6 +44,7 @@ struct TaskRecord {
     std::string outcome;  // stop, length, cancelled, timeout, error
     int64_t prompt_tokens = 0;
     int64_t cached_tokens = 0;
+    int64_t checkpoint_tokens = 0;  // of cached_tokens, those restored from a turn checkpoint
     int64_t generated_tokens = 0;
     double prompt_seconds = 0.0;
     double generation_seconds = 0.0;
@@ -63,7 +67,7 @@ private:
     mutable std::mutex mutex_;
     std::map<std::pair<std::string, int>, uint64_t> requests_;  // (route, status) → count
     std::map<std::string, uint64_t> outcomes_;
-    uint64_t prompt_tokens_ = 0, cached_tokens_ = 0, generated_tokens_ = 0;
+    uint64_t prompt_tokens_ = 0, cached_tokens_ = 0, checkpoint_tokens_ = 0, generated_tokens_ = 0;
     double prompt_seconds_ = 0.0, generation_seconds_ = 0.0, queue_seconds_ = 0.0;
     std::atomic<uint64_t> rejected_{0};
     std::function<std::string()> extra_;

@@ -49,11 +49,18 @@ void TaskHandle::push(TaskEvent ev) {
 }
 
 Scheduler::Scheduler(Model& model, const Tokenizer& tokenizer, ThreadPool& pool, SchedulerOptions options, Metrics* metrics)
-    : model_(model), tokenizer_(tokenizer), pool_(pool), options_(options), metrics_(metrics), step_ctx_(pool, model.cpu_tuning()) {
+    : model_(model),
+      tokenizer_(tokenizer),
+      pool_(pool),
+      options_(options),
+      metrics_(metrics),
+      step_ctx_(pool, model.cpu_tuning()),
+      checkpoints_(options.checkpoint_bytes) {
     STRATA_CHECK(options_.n_slots >= 1, "a scheduler needs at least one slot");
     for (int i = 0; i < options_.n_slots; ++i) {
-        slots_.push_back(std::make_unique<Slot>(model_, SessionOptions{.n_ctx = options_.n_ctx, .n_batch = options_.n_batch, .logits_on_device = true}, pool_));
+        slots_.push_back(std::make_unique<Slot>(i, model_, SessionOptions{.n_ctx = options_.n_ctx, .n_batch = options_.n_batch, .logits_on_device = true}, pool_));
     }
+    takes_checkpoints_ = checkpoints_.enabled() && slots_[0]->session.has_recurrent_state();
     engine_ = std::thread([this] { engine_loop(); });
 }
 
@@ -115,6 +122,7 @@ SchedulerStats Scheduler::stats() const {
     s.step_tokens = step_stats_.step_tokens;
     s.last_step_sequences = step_stats_.last_step_sequences;
     s.steps_le = step_stats_.steps_le;
+    s.checkpoints = checkpoints_.stats();
     return s;
 }
 
@@ -172,18 +180,23 @@ void Scheduler::sweep_queue_locked() {
 void Scheduler::admit_locked(std::unique_lock<std::mutex>& lock) {
     while (!queue_.empty()) {
         const std::vector<int32_t>& prompt = queue_.front()->spec_.prompt;
-        // The free slot sharing the longest prefix with the prompt; on a tie the least recently
-        // used, so slots holding other conversations are overwritten last.
+        // The free slot that keeps the longest prefix of the prompt (its KV rows, and on hybrid
+        // models a state to resume from); on a tie the one sharing the most tokens with it (a
+        // hybrid model's conversation stays in its slot, with its checkpoints before the
+        // divergence), then the least recently used, so slots holding other conversations are
+        // overwritten last.
         Slot* best = nullptr;
-        size_t best_common = 0;
+        Reuse best_offer;
+        const auto better = [](const Reuse& a, const Reuse& b) {
+            return a.tokens() != b.tokens() ? a.tokens() > b.tokens() : a.common > b.common;
+        };
         for (auto& slot : slots_) {
             if (slot->task) continue;
-            const auto& have = slot->session.tokens();
-            const size_t n = std::min(have.size(), prompt.size());
-            const size_t common = static_cast<size_t>(std::mismatch(have.begin(), have.begin() + static_cast<long>(n), prompt.begin()).first - have.begin());
-            if (!best || common > best_common || (common == best_common && slot->last_used < best->last_used)) {
+            const Reuse offer = reuse_offer(*slot, prompt);
+            if (!best || better(offer, best_offer) ||
+                (!better(best_offer, offer) && slot->last_used < best->last_used)) {
                 best = slot.get();
-                best_common = common;
+                best_offer = offer;
             }
         }
         if (!best) return;
@@ -192,14 +205,11 @@ void Scheduler::admit_locked(std::unique_lock<std::mutex>& lock) {
         queue_.pop_front();
         ++active_;
         const TaskSpec& spec = slot.task->spec_;
-        // At least the last prompt token is computed again: its logits start the generation.
-        // Recurrent models keep a prefix only when nothing has to be rewound (reusable_prefix).
-        const size_t reuse = static_cast<size_t>(
-            slot.session.reusable_prefix(static_cast<int64_t>(std::min(best_common, prompt.size() - 1))));
-        slot.session.truncate(static_cast<int64_t>(reuse));
-        slot.prompt_done = reuse;
-        slot.started = Clock::now();
         slot.result = TaskResult{};
+        const size_t reuse = take_reuse(slot, best_offer);
+        slot.prompt_done = reuse;
+        slot.checkpoint_cursor = 0;
+        slot.started = Clock::now();
         slot.result.prompt_tokens = static_cast<int64_t>(spec.prompt.size());
         slot.result.cached_tokens = static_cast<int64_t>(reuse);
         slot.result.queue_seconds = seconds_between(slot.task->submitted_, slot.started);
@@ -218,6 +228,9 @@ void Scheduler::finish(Slot& slot, TaskOutcome outcome, std::string error) {
     if (outcome == TaskOutcome::Failed) {
         slot.session.truncate(0);
         slot.kv_used.store(0, std::memory_order_relaxed);
+        checkpoints_.drop_after(slot.id, 0);  // a failed pass may have left rows half written
+    } else {
+        keep_checkpoint(slot);  // the end of the reply: where the next turn of this conversation starts
     }
     TaskResult& r = slot.result;
     r.outcome = outcome;
@@ -226,7 +239,8 @@ void Scheduler::finish(Slot& slot, TaskOutcome outcome, std::string error) {
     if (slot.prompt_done == task.spec_.prompt.size()) r.generation_seconds = seconds_between(slot.decode_started, Clock::now());
     if (metrics_) {
         metrics_->record_task(TaskRecord{std::string(task_outcome_name(outcome)), r.prompt_tokens, r.cached_tokens,
-                                         r.generated_tokens, r.prompt_seconds, r.generation_seconds, r.queue_seconds});
+                                         r.checkpoint_tokens, r.generated_tokens, r.prompt_seconds, r.generation_seconds,
+                                         r.queue_seconds});
     }
     // The slot is free before the client hears of the end, so a client that sends its next
     // request at once finds the slot (and its prefix) available.
@@ -247,7 +261,7 @@ void Scheduler::finish_unstarted(TaskHandle& task, TaskOutcome outcome, std::str
     r.error = std::move(error);
     r.prompt_tokens = static_cast<int64_t>(task.spec_.prompt.size());
     r.queue_seconds = seconds_between(task.submitted_, Clock::now());
-    if (metrics_) metrics_->record_task(TaskRecord{std::string(task_outcome_name(outcome)), 0, 0, 0, 0.0, 0.0, r.queue_seconds});
+    if (metrics_) metrics_->record_task(TaskRecord{std::string(task_outcome_name(outcome)), 0, 0, 0, 0, 0.0, 0.0, r.queue_seconds});
     task.push(TaskEvent{TaskEvent::Kind::Done, {}, r});
 }
 

@@ -11,13 +11,19 @@
 //
 // A new request takes the free slot whose tokens share the longest prefix with its prompt and
 // keeps that part of the KV cache (Session::truncate), so a conversation that grows by a turn
-// only computes the new turn.
+// only computes the new turn. A recurrent state cannot be rewound, so on hybrid models that works
+// only when the prompt extends everything the slot holds; a turn checkpoint covers the rest
+// (server/checkpoint_cache.h): the state is saved at the task's checkpoint positions (the chat
+// template's turn starts) and at the end of each reply, and a prompt that diverges from the slot
+// inside the last reply (re-rendered, thinking dropped) resumes from the latest checkpoint before
+// the divergence.
 //
 //   Scheduler sched(model, tokenizer, pool, SchedulerOptions{.n_slots = 4}, &metrics);
 //   auto task = sched.submit(spec);                  // nullptr: queue full (answer 503)
 //   while (auto ev = task->next(100ms)) { ... }      // text pieces, then one Done event
 //   task->cancel();                                  // the client went away
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -35,6 +41,7 @@
 #include "runtime/grammar_sampling.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "server/checkpoint_cache.h"
 #include "server/metrics.h"
 #include "tokenizer/tokenizer.h"
 
@@ -45,6 +52,9 @@ struct SchedulerOptions {
     int64_t n_ctx = 4096;    // per slot
     int64_t n_batch = 512;   // prompt tokens per step
     size_t max_queue = 64;   // requests waiting for a slot; more are refused
+    // Turn checkpoints of hybrid models, all slots together (0: none; attention-only models
+    // never take any: their KV rows alone can be cut back to any prefix).
+    uint64_t checkpoint_bytes = 0;
     // Test hook: when set, it picks every generated token instead of the sampler (from the
     // task's prompt and the number generated so far), so end-to-end tests can force an exact
     // output such as a tool call.
@@ -61,6 +71,9 @@ struct TaskSpec {
     // Constrained decoding: every token must continue a sentence of this grammar; end tokens
     // only where a sentence is complete, and the task stops when nothing can follow.
     std::shared_ptr<const Grammar> grammar;
+    // Prompt positions, ascending, after which a hybrid model's state is kept as a turn
+    // checkpoint (the chat template's turn starts; turn_starts.h). Others are ignored.
+    std::vector<int64_t> checkpoints;
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
@@ -73,6 +86,7 @@ struct TaskResult {
     std::string stop_string;  // Stop by one of the task's stop strings: which one (empty: an end token)
     int64_t prompt_tokens = 0;
     int64_t cached_tokens = 0;
+    int64_t checkpoint_tokens = 0;  // of cached_tokens, those restored from a turn checkpoint
     int64_t generated_tokens = 0;
     double queue_seconds = 0.0;
     double prompt_seconds = 0.0;
@@ -126,6 +140,8 @@ public:
 
     SchedulerStats stats() const;
     const SchedulerOptions& options() const { return options_; }
+    // Whether tasks' checkpoint positions are used: a hybrid model and a checkpoint budget.
+    bool takes_checkpoints() const { return takes_checkpoints_; }
 
 private:
     struct Slot;
@@ -145,6 +161,20 @@ private:
     // The tokenizer's vocabulary for grammars, built by the engine thread at the first grammar.
     const std::shared_ptr<const TokenVocabulary>& token_vocabulary();
     void finish_unstarted(TaskHandle& task, TaskOutcome outcome, std::string error);
+    // Admission: what a free slot offers a prompt, and taking it (scheduler_reuse.cpp).
+    struct Reuse {
+        size_t common = 0;      // tokens the slot shares with the prompt
+        size_t live = 0;        // kept as they are (Session::reusable_prefix)
+        int64_t checkpoint = 0; // restorable from a turn checkpoint of the slot (0: none)
+        bool looked_up = false; // a checkpoint was looked for (the live prefix fell short)
+        size_t tokens() const { return std::max(live, static_cast<size_t>(checkpoint)); }
+    };
+    Reuse reuse_offer(const Slot& slot, const std::vector<int32_t>& prompt) const;
+    size_t take_reuse(Slot& slot, const Reuse& offer);  // the prompt tokens now in the session
+    // The prompt position the slot's next chunk must stop at to keep a checkpoint there (0: none).
+    size_t next_checkpoint(Slot& slot);
+    void checkpoint_if_due(Slot& slot);  // after a prompt chunk: keeps one when it ended at a checkpoint
+    void keep_checkpoint(Slot& slot);
 
     Model& model_;
     const Tokenizer& tokenizer_;
@@ -157,6 +187,8 @@ private:
     std::vector<Slot*> stepped_;           // the slot of each chunk
     std::vector<Status> chunk_status_;     // how each chunk's forward pass went
     std::shared_ptr<const TokenVocabulary> token_vocabulary_;  // engine thread; null until a grammar comes
+    CheckpointCache checkpoints_;
+    bool takes_checkpoints_ = false;
     size_t prefill_cursor_ = 0;            // the prefilling slot served first, rotating for fairness
 
     mutable std::mutex mutex_;

@@ -16,14 +16,16 @@
 namespace strata::server {
 
 struct Scheduler::Slot {
-    Slot(Model& model, const SessionOptions& o, ThreadPool& pool) : session(model, o, pool) {}
+    Slot(int index, Model& model, const SessionOptions& o, ThreadPool& pool) : id(index), session(model, o, pool) {}
 
+    const int id;                      // its turn checkpoints' key in the CheckpointCache
     Session session;
     std::shared_ptr<TaskHandle> task;  // null: free. Only the engine thread changes it.
     std::optional<Sampler> sampler;
     std::optional<GrammarConstraint> grammar;  // the task's grammar state, when it has one
     std::optional<StopStringStreamer> streamer;
     size_t prompt_done = 0;            // prompt tokens already in the session
+    size_t checkpoint_cursor = 0;      // the task's first checkpoint position not yet passed
     int32_t next_token = 0;            // a generating slot's token for this step's forward pass
     TaskResult result;
     std::chrono::steady_clock::time_point started, decode_started;

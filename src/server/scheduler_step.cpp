@@ -114,7 +114,9 @@ Scheduler::StepRecord Scheduler::run_step() {
         if (!slot.task) continue;
         const std::vector<int32_t>& prompt = slot.task->spec_.prompt;
         if (slot.prompt_done >= prompt.size()) continue;  // (cancellation was checked above)
-        const size_t n = std::min(prompt.size() - slot.prompt_done, static_cast<size_t>(budget));
+        size_t n = std::min(prompt.size() - slot.prompt_done, static_cast<size_t>(budget));
+        // A chunk ends at the next turn checkpoint, so that the state there can be kept.
+        if (const size_t at = next_checkpoint(slot); at > slot.prompt_done) n = std::min(n, at - slot.prompt_done);
         add(slot, std::span(prompt).subspan(slot.prompt_done, n));
         budget -= static_cast<int64_t>(n);
     }
@@ -134,6 +136,7 @@ Scheduler::StepRecord Scheduler::run_step() {
         const std::vector<int32_t>& prompt = slot.task->spec_.prompt;
         if (slot.prompt_done >= prompt.size()) continue;  // a decode step: nothing more to note
         slot.prompt_done += chunks_[i].tokens.size();
+        checkpoint_if_due(slot);
         if (slot.prompt_done == prompt.size()) {
             slot.decode_started = Clock::now();
             slot.result.prompt_seconds = seconds_between(slot.started, slot.decode_started);

@@ -1,0 +1,24 @@
+#include "server/turn_starts.h"
+
+#include <algorithm>
+
+namespace strata::server {
+
+std::vector<int64_t> turn_starts(std::span<const int32_t> prompt, std::span<const int32_t> history,
+                                 const std::function<bool(int32_t)>& is_control) {
+    std::vector<int64_t> at;
+    if (history.empty() || history.size() >= prompt.size() || !std::equal(history.begin(), history.end(), prompt.begin())) {
+        return at;
+    }
+    const size_t reply = history.size();  // where the generation prompt starts
+    const int32_t marker = prompt[reply];
+    if (is_control(marker)) {
+        for (size_t i = 1; i < reply; ++i) {
+            if (prompt[i] == marker) at.push_back(static_cast<int64_t>(i));
+        }
+    }
+    at.push_back(static_cast<int64_t>(reply));
+    return at;
+}
+
+}  // namespace strata::server
