@@ -22,7 +22,10 @@ TensorRole tensor_role(std::string_view name) {
     if (starts_with(name, "output.")) return TensorRole::Output;
     if (contains(name, "_exps")) return TensorRole::RoutedExperts;
     if (contains(name, "_shexp")) return TensorRole::SharedExperts;
-    if (contains(name, "ffn_gate_inp") || contains(name, "exp_probs_b")) return TensorRole::Router;
+    // deepseek4's tid2eid: the token-id routing table of its hash-routed layers.
+    if (contains(name, "ffn_gate_inp") || contains(name, "exp_probs_b") || contains(name, "ffn_gate_tid2eid")) {
+        return TensorRole::Router;
+    }
     if (contains(name, "norm")) return TensorRole::Norm;
     if (contains(name, "attn_")) return TensorRole::Attention;
     if (contains(name, "ssm_")) return TensorRole::LinearAttention;
