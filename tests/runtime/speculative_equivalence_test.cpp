@@ -16,18 +16,19 @@
 namespace strata {
 namespace {
 
-// Proposes plain decoding's own continuation, with every third position's token replaced by
-// another: drafts right up to a point, then wrong.
+// Proposes plain decoding's own continuation, with every third position's token (by default)
+// replaced by another: drafts right up to a point, then wrong.
 class ScriptedDrafter : public Drafter {
 public:
-    ScriptedDrafter(std::vector<int32_t> expected, size_t prompt_size, int32_t n_vocab)
-        : expected_(std::move(expected)), prompt_size_(prompt_size), n_vocab_(n_vocab) {}
+    // Every `wrong_every`-th position (0: none) drafts another token.
+    ScriptedDrafter(std::vector<int32_t> expected, size_t prompt_size, int32_t n_vocab, size_t wrong_every = 3)
+        : expected_(std::move(expected)), prompt_size_(prompt_size), n_vocab_(n_vocab), wrong_every_(wrong_every) {}
     std::string_view name() const override { return "scripted"; }
     void draft(std::span<const int32_t> context, int64_t max, std::vector<int32_t>& out) override {
         out.clear();
         for (size_t p = context.size() - prompt_size_; p < expected_.size() && static_cast<int64_t>(out.size()) < max; ++p) {
             const int32_t t = expected_[p];
-            out.push_back(p % 3 == 2 ? (t + 1) % n_vocab_ : t);
+            out.push_back(wrong_every_ > 0 && p % wrong_every_ == wrong_every_ - 1 ? (t + 1) % n_vocab_ : t);
         }
     }
 
@@ -35,6 +36,7 @@ private:
     std::vector<int32_t> expected_;
     size_t prompt_size_;
     int32_t n_vocab_;
+    size_t wrong_every_;
 };
 
 struct Decoded {
@@ -113,6 +115,54 @@ TEST_P(SpeculativeDecoding, YieldsPlainDecodingsTokens) {
         }
     }
     EXPECT_GT(accepted_somewhere, 0);
+}
+
+// Stopping inside a verification: when the j-th token ends the generation (an end token or a stop
+// string: not kept; the token limit: kept), the session holds what plain decoding leaves in it —
+// the same tokens and the logits after them — for every j, so a next turn continues alike.
+TEST_P(SpeculativeDecoding, StopsWhereAndAsPlainDecodingStops) {
+    const std::string path = test::speculative_model_path(GetParam());
+    STRATA_SKIP_IF_MISSING(path);
+    test::OpenedModel m = test::open_speculative_test_model(GetParam());
+    ASSERT_TRUE(m.model);
+    Model& model = *m.model;
+    const int32_t n_vocab = static_cast<int32_t>(model.config().n_vocab);
+    ThreadPool pool(ThreadPool::Options{.threads = 2});
+    std::vector<int32_t> prompt;
+    for (int32_t t : {5, 17, 99, 300, 41, 8, 77}) prompt.push_back(t % n_vocab);
+    const SamplingParams greedy{.temperature = 0.0f};
+    const Decoded reference = decode(model, pool, prompt, greedy, nullptr);
+    auto run = [&](Speculation* spec, int64_t stop_at, TokenVerdict how, std::vector<int32_t>& tokens, std::vector<float>& logits) {
+        Session session(model, SessionOptions{.n_ctx = 96, .n_batch = 8}, pool);
+        ASSERT_TRUE(session.append(prompt));
+        Sampler sampler(greedy);
+        int64_t n = 0;
+        auto full = decode_tokens(session, sampler, spec, kGenerate, [&](int32_t) {
+            return ++n == stop_at ? how : TokenVerdict::Continue;
+        });
+        ASSERT_TRUE(full);
+        tokens = session.tokens();
+        logits.assign(session.logits(), session.logits() + session.n_vocab());
+    };
+    for (TokenVerdict how : {TokenVerdict::StopDropping, TokenVerdict::StopKeeping}) {
+        for (int64_t stop_at = 1; stop_at <= 9; ++stop_at) {
+            SCOPED_TRACE("stop at token " + std::to_string(stop_at) + (how == TokenVerdict::StopDropping ? ", dropped" : ", kept"));
+            std::vector<int32_t> want_tokens, got_tokens;
+            std::vector<float> want_logits, got_logits;
+            run(nullptr, stop_at, how, want_tokens, want_logits);
+            // Drafts always right, so that the stop falls inside a verification pass.
+            Speculation spec(SpeculationOptions{.mode = DraftMode::Lookup, .k_max = 4},
+                             std::make_unique<ScriptedDrafter>(reference.tokens, prompt.size(), n_vocab, /*wrong_every=*/0));
+            run(&spec, stop_at, how, got_tokens, got_logits);
+            EXPECT_EQ(got_tokens, want_tokens);
+            double diff = 0;
+            for (size_t i = 0; i < got_logits.size(); ++i) diff = std::max(diff, std::abs(double(got_logits[i]) - want_logits[i]));
+            EXPECT_LT(diff, 1e-3);
+            if (stop_at > 1) {
+                EXPECT_GT(spec.stats().accepted, 0) << "the stop falls inside a verification";
+            }
+        }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SpeculativeDecoding, ::testing::ValuesIn(test::speculative_test_models()),
