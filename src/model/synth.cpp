@@ -78,7 +78,9 @@ void write_metadata(const SynthSpec& s, const GgufFile* vocab, GgufWriter& w) {
         }
         return;
     }
-    const SynthVocab bytes = synth_byte_vocab(256);
+    // The 256 bytes, then placeholder tokens up to the embedding's rows (a vocabulary of any size,
+    // for shapes such as one that is not a multiple of 64).
+    const SynthVocab bytes = synth_byte_vocab(std::max<uint32_t>(256, s.n_vocab));
     w.set_string("tokenizer.ggml.model", "gpt2");
     w.set_string("tokenizer.ggml.pre", "default");
     w.set_string_array("tokenizer.ggml.tokens", bytes.tokens);
@@ -115,6 +117,9 @@ Status write_synth_model(const SynthSpec& spec_in, const GgufFile* vocab, const 
             return Status::error("{}: expected a vocabulary (tokenizer.ggml.tokens), found none", vocab->path());
         }
         spec.n_vocab = static_cast<uint32_t>(tokens->as_array().items.size());
+    }
+    if (!vocab && spec.n_vocab < 256) {
+        return Status::error("synth: expected a vocabulary of at least 256 tokens (the bytes), got {}", spec.n_vocab);
     }
     if (spec.n_expert_used == 0 || spec.n_expert_used > spec.n_expert) {
         return Status::error("synth: expected 1 <= experts used <= {} experts, got {}", spec.n_expert, spec.n_expert_used);

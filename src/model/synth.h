@@ -68,7 +68,8 @@ Result<SynthSpec> synth_preset(const std::string& name);
 std::vector<std::string> synth_preset_names();
 
 // Writes the model. When `vocab` is given its tokenizer.* metadata is copied (and n_vocab taken
-// from it); otherwise a byte-level vocabulary of 256 tokens is written.
+// from it); otherwise a byte-level vocabulary of n_vocab tokens is written (the 256 bytes, then
+// placeholders).
 Status write_synth_model(const SynthSpec& spec, const GgufFile* vocab, const std::string& path,
                          const SynthProgress& progress);
 

@@ -24,7 +24,8 @@ inline std::vector<float> model_logits(Model& m, const std::vector<int32_t>& tok
         return out;
     }
     for (int64_t i = 0; i < n; ++i) {
-        m.forward(Batch{tokens.data() + i, positions.data() + i, 1, 0}, kv, out.data() + i * vocab, LogitsFor::All, cpu);
+        // pos0 = i: the token sees the cache of every earlier one (0 would overwrite position 0).
+        m.forward(Batch{tokens.data() + i, positions.data() + i, 1, i}, kv, out.data() + i * vocab, LogitsFor::All, cpu);
     }
     return out;
 }
