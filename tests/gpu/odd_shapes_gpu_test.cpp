@@ -5,6 +5,7 @@
 // GGUF can break shows here as an internal error instead of a number. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -50,11 +51,13 @@ TEST_P(OddShapesGpu, ResidentMatchesCpuAndOneSlotMatchesResident) {
     for (bool one_by_one : {true, false}) {
         const std::vector<float> want = test::model_logits(**on_cpu, tokens, one_by_one, cpu);
         const std::vector<float> got = test::model_logits(**resident, tokens, one_by_one, cpu);
-        // The GPU quantizes activations and sums in its own order; the fixtures' GPU parity
-        // against the CPU stays near 1e-4 (bench/results/2026-12-07-qwen4exp-gpu); a wrong row
-        // or head costs order one.
-        EXPECT_LT(normalized_mse(got, want), 1e-2) << shape.name << ": resident GPU against the CPU"
-                                                   << (one_by_one ? ", decode" : ", batch");
+        // The GPU rounds activations (int8, f16 tiles) where the CPU does not: against
+        // transformers the qwen4exp fixture gave 1.7e-6 resident on the GPU and 8.0e-7 on the CPU
+        // (bench/results/2026-12-07-qwen4exp-gpu), under the parity limit of 1e-4 used here; a
+        // wrong row or head costs order one. The measured value is printed for the device log.
+        const double nmse = normalized_mse(got, want);
+        std::printf("odd-shapes %s resident GPU vs CPU %s: NMSE %.3e\n", shape.name.c_str(), one_by_one ? "decode" : "batch", nmse);
+        EXPECT_LT(nmse, 1e-4) << shape.name << ": resident GPU against the CPU" << (one_by_one ? ", decode" : ", batch");
     }
     for (const char* lane : {"stream", "cpu"}) {
         GpuPlacementRequest req;
@@ -74,7 +77,9 @@ TEST_P(OddShapesGpu, ResidentMatchesCpuAndOneSlotMatchesResident) {
             // As tests/gpu/expert_tiers_narrow_ffn_test.cpp: streamed misses run the resident
             // kernels; the CPU lane quantizes its activations its own way.
             const double bound = std::string(lane) == "cpu" ? 1e-3 : 1e-5;
-            EXPECT_LT(normalized_mse(got, want), bound)
+            const double nmse = normalized_mse(got, want);
+            std::printf("odd-shapes %s one slot, %s lane, %s: NMSE %.3e\n", shape.name.c_str(), lane, one_by_one ? "decode" : "batch", nmse);
+            EXPECT_LT(nmse, bound)
                 << shape.name << ", lane " << lane << (one_by_one ? ", decode" : ", batch");
         }
     }

@@ -9,6 +9,13 @@
 
 namespace strata::gpu {
 
+namespace {
+// The fused one-token router kernel (gpu_moe_router_route_plan_single) reads the router's rows in
+// whole 32-value blocks; a hidden size that is not one (a float router of 200 values, which a GGUF
+// may hold) takes the router's matmul and the routing kernel instead of an internal error.
+bool router_fuses(const DeviceWeight& router) { return router.ne[0] % 32 == 0; }
+}  // namespace
+
 // x += attn(h), h = norm(x) on entry, as attention_block; leaves h = ffn_norm(x).
 void GpuTransformer::attention(const GpuAttentionWeights& w, float* x, float* h, int64_t n, const int32_t* positions,
                                int64_t layer, const float* ffn_norm) {
@@ -158,7 +165,8 @@ void GpuTransformer::moe_ffn(const GpuMoeWeights& L, int64_t layer, float* x, fl
     seen_router_biases_[static_cast<size_t>(layer)] = L.router_bias;
     // One token: router, routing and plan in one launch (the tiers make their own plan).
     RoutedExperts* routed = cur_->routed();
-    const bool fused_routing = n == 1 && !L.router_bias && !custom_routing_ && cur_->route_counter(layer) != nullptr;
+    const bool fused_routing =
+        n == 1 && !L.router_bias && !custom_routing_ && cur_->route_counter(layer) != nullptr && router_fuses(L.router);
     if (!fused_routing) op("matmul ffn_gate_inp", [&] { gpu_matmul(L.router, 0, h, n, router, g, hq_); });
     if (L.router_bias) op("add_bias", [&] { gpu_add_bias(router, L.router_bias.f32(), n, n_exp, g); });
     // gpt-oss takes the softmax of the top k logits: the top k of the softmax, renormalized.
@@ -241,7 +249,7 @@ void GpuTransformer::predict_next_experts(int64_t next, const float* h, int64_t 
     // The current layer's routing has read its logits (queued before): the slot is free.
     float* logits = g.scratch_floats(kRouter, static_cast<uint64_t>(router.ne[1]));
     auto* weights = reinterpret_cast<float*>(out + k);
-    if (bias || custom_routing_) {
+    if (bias || custom_routing_ || !router_fuses(router)) {
         op("moe_predict_next", [&] {
             gpu_matmul(router, 0, h, 1, logits, g, hq_);
             if (bias) gpu_add_bias(logits, bias.f32(), 1, router.ne[1], g);
@@ -312,7 +320,8 @@ float* GpuTransformer::moe_ffn_part(const GpuMoeWeights& L, int64_t layer, float
     const int64_t e0 = range.first, e1 = range.second;
     const bool normalize = c.norm_topk_prob || gpt_oss_;
     MoePlan plan;
-    if (n == 1 && !L.router_bias && !custom_routing_ && cur_->route_counter(layer) != nullptr) {  // one launch, as on one GPU
+    if (n == 1 && !L.router_bias && !custom_routing_ && cur_->route_counter(layer) != nullptr &&
+        router_fuses(L.router)) {  // one launch, as on one GPU
         op("moe_router_route_plan_single", [&] {
             plan = gpu_moe_router_route_plan_single(L.router, h, router, k, normalize, ids, weights, kMoePlan,
                                                     cur_->route_counter(layer), g, e0, e1);
