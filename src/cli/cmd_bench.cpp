@@ -64,6 +64,7 @@ struct BenchOptions {
     int repetitions = 3;
     int threads = 0;
     int spin_us = ThreadPool::Options{}.spin_us;
+    bool spin_backoff = ThreadPool::Options{}.spin_backoff;
     int64_t n_batch = 512;
     bool json = false;
     bool bound = true;
@@ -190,7 +191,8 @@ int run_bench(const BenchOptions& o) {
     const GpuPlacement& placement = (*opened)->placement;
     Model& model = *(*opened)->model;
     const ModelConfig& cfg = model.config();
-    ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, placement), .spin_us = o.spin_us});
+    ThreadPool pool(
+        ThreadPool::Options{.threads = cpu_pool_threads(o.threads, placement), .spin_us = o.spin_us, .spin_backoff = o.spin_backoff});
     std::mt19937 rng(42);
     std::uniform_int_distribution<int32_t> any_token(0, static_cast<int32_t>(cfg.n_vocab) - 1);
 
@@ -472,6 +474,8 @@ CommandRegistration registration("bench", "Measure prompt and generation speed (
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
     app.add_option("-r,--repetitions", o->repetitions, "Measured runs per test")->capture_default_str()->check(CLI::Range(1, 1000));
     add_threads_option(app, o->threads);
+    app.add_flag("--spin-backoff", o->spin_backoff,
+                 "Pool threads stop polling for a while after 8 polls in a row ran out (for A/B on machines with busy cores)");
     app.add_option("--spin-us", o->spin_us,
                    "Microseconds pool threads poll before sleeping (0: sleep at once; -1: 500 with 8+ hardware "
                    "threads, else 0)")

@@ -40,7 +40,18 @@ int ThreadPool::hardware_threads() {
     return n == 0 ? 1 : static_cast<int>(n);
 }
 
-ThreadPool::ThreadPool(Options options) : spin_time_(resolve_spin_us(options.spin_us)) {
+namespace {
+// Polls for `done` (unless the backoff says to rest) and records how it went; true when done.
+template <typename Done>
+bool poll(Done done, std::chrono::microseconds spin_time, bool use_backoff, SpinBackoff& backoff) {
+    const bool spin = spin_time.count() > 0 && (!use_backoff || backoff.should_spin());
+    const bool ok = spin ? spin_until(done, spin_time) : done();
+    if (use_backoff) backoff.record(spin, ok);
+    return ok;
+}
+}  // namespace
+
+ThreadPool::ThreadPool(Options options) : spin_time_(resolve_spin_us(options.spin_us)), spin_backoff_(options.spin_backoff) {
     int threads = options.threads > 0 ? options.threads : hardware_threads();
     STRATA_CHECK(static_cast<uint64_t>(threads) <= kRangeMask, "thread pool of more threads than ranges it can number");
     if (options.pin) pin_current_thread(0);
@@ -86,11 +97,12 @@ int ThreadPool::run_ranges(uint64_t generation) {
 
 void ThreadPool::worker_loop() {
     uint64_t seen = 0;
+    SpinBackoff backoff;
     for (;;) {
         auto started = [&] {
             return stopping_.load(std::memory_order_acquire) || (claim_.load(std::memory_order_acquire) >> kRangeBits) != seen;
         };
-        if (!spin_until(started, spin_time_)) {
+        if (!poll(started, spin_time_, spin_backoff_, backoff)) {
             std::unique_lock<std::mutex> lock(mutex_);
             start_cv_.wait(lock, started);
         }
@@ -122,7 +134,7 @@ void ThreadPool::parallel_for(int64_t n, FunctionRef<void(int64_t, int64_t, int)
     run_ranges(generation);
     const int count = size();
     auto finished = [&] { return done_.load(std::memory_order_acquire) == count; };
-    if (!spin_until(finished, spin_time_)) {
+    if (!poll(finished, spin_time_, spin_backoff_, caller_backoff_)) {
         std::unique_lock<std::mutex> lock(mutex_);
         done_cv_.wait(lock, finished);
     }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/function_ref.h"
+#include "core/spin_backoff.h"
 
 namespace strata {
 
@@ -40,6 +41,10 @@ public:
         // sleeping; 0 sleeps at once. Only worth it with a core free for every thread.
         // kAutoSpin: kAutoSpinUs with at least kAutoSpinMinThreads hardware threads, else 0.
         int spin_us = kAutoSpin;
+        // Stop polling after polls that keep running out (core/spin_backoff.h): each thread then
+        // sleeps at once for a while. Off by default until measured on a many-core machine with
+        // busy cores (bench --spin-backoff; bench/results/2026-12-07-cpu-contention/device.sh).
+        bool spin_backoff = false;
     };
 
     static constexpr int kAutoSpin = -1;
@@ -64,6 +69,7 @@ public:
     static int hardware_threads();
     // The polling time in use (kAutoSpin resolved).
     int spin_us() const { return static_cast<int>(spin_time_.count()); }
+    bool spin_backoff() const { return spin_backoff_; }
     static int resolve_spin_us(int spin_us) {
         if (spin_us != kAutoSpin) return spin_us < 0 ? 0 : spin_us;
         return hardware_threads() >= kAutoSpinMinThreads ? kAutoSpinUs : 0;
@@ -83,6 +89,8 @@ private:
 
     std::vector<std::thread> workers_;
     std::chrono::microseconds spin_time_;
+    bool spin_backoff_ = false;
+    SpinBackoff caller_backoff_;  // the calling thread's (one caller at a time)
     std::mutex mutex_;
     std::condition_variable start_cv_;
     std::condition_variable done_cv_;

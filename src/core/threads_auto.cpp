@@ -48,6 +48,16 @@ ThreadsChoice choose_threads_auto(CpuReader& reader, std::chrono::milliseconds w
     const double own = seconds > 0 ? std::max(0.0, own_after - own_before) / seconds : 0.0;
     const double others = std::clamp(busy - own, 0.0, static_cast<double>(n_allowed));
     const double free = n_allowed - others;
+    if (free < 1.0) {
+        // Not one CPU free: the scheduler shares the CPUs per runnable thread, so a thread per
+        // CPU takes the larger share, and a late thread holds no call up (its range is taken).
+        // On 2 cores with compilers and a burner running, 2 threads decoded 2.2x faster than 1
+        // (bench/results/2026-12-07-cpu-contention).
+        return ThreadsChoice{n_allowed, fmt::format("--threads auto: {} thread{}, one per CPU this process may use: {:.1f} of "
+                                                    "{} busy with other programs over the last {} ms, none free, so the "
+                                                    "CPUs are shared",
+                                                    n_allowed, n_allowed == 1 ? "" : "s", others, n_allowed, window.count())};
+    }
     const int threads = std::clamp(static_cast<int>(std::lround(free)), 1, n_allowed);
     return ThreadsChoice{threads, fmt::format("--threads auto: {} thread{}: {} CPU{} this process may use, {:.1f} of them busy with "
                                               "other programs over the last {} ms",

@@ -4,7 +4,9 @@
 // for each of them shares those cores with it, and each parallel step then waits for the threads
 // the operating system has not run yet (bench/results/2026-12-07-cpu-contention). The choice
 // reads the CPUs this process may use (its affinity mask) and how busy they were, less this
-// process's own work, over a short window; `reason` says what was read, for stderr.
+// process's own work, over a short window; `reason` says what was read, for stderr. When not one
+// CPU is free (other programs want more than the machine has), a thread per CPU: the scheduler
+// shares CPUs per thread, and fewer threads would only get a smaller share.
 //
 //   ThreadsChoice c = choose_threads_auto(*system_cpu_reader());
 //   fmt::print(stderr, "{}\n", c.reason);

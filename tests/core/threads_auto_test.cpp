@@ -71,19 +71,26 @@ TEST(ThreadsAuto, PartlyBusyCoresAddUp) {
     EXPECT_EQ(choose_threads_auto(r).threads, 6);
 }
 
-TEST(ThreadsAuto, EveryCoreBusyStillGivesOneThread) {
+// Not one CPU free: the CPUs are shared per thread, so every allowed CPU gets a thread.
+TEST(ThreadsAuto, NoCpuFreeSharesEveryCpu) {
     RecordedCpus r = window_with_busy({10, 10, 10, 10});
+    const ThreadsChoice c = choose_threads_auto(r);
+    EXPECT_EQ(c.threads, 4);
+    EXPECT_NE(c.reason.find("none free"), std::string::npos) << c.reason;
+    r = window_with_busy({10, 4});  // 1.4 busy of 2: 0.6 free
+    EXPECT_EQ(choose_threads_auto(r).threads, 2);
+    r = window_with_busy({10, 0});  // exactly one free
     EXPECT_EQ(choose_threads_auto(r).threads, 1);
 }
 
 // This process's own work during the window (a loader thread) is not another program's.
 TEST(ThreadsAuto, OwnWorkIsNotCountedAsBusy) {
-    RecordedCpus r = window_with_busy({10, 10});
+    RecordedCpus r = window_with_busy({10, 10, 10});
     r.own_first = 3.0;
-    r.own_second = 3.1;  // one CPU for the 100 ms window
+    r.own_second = 3.1;  // one CPU for the 100 ms window: two busy with others, one free
     EXPECT_EQ(choose_threads_auto(r).threads, 1);
-    r = window_with_busy({10, 10});
-    r.own_second = 0.2;  // both CPUs were ours
+    r = window_with_busy({10, 10, 10});
+    r.own_second = 0.2;  // two CPUs were ours: two free
     EXPECT_EQ(choose_threads_auto(r).threads, 2);
 }
 
