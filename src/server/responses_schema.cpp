@@ -302,18 +302,38 @@ std::optional<ApiError> parse_tool_choice(const ojson& body, ResponsesRequest& r
     return std::nullopt;
 }
 
-// text.format "text" only: JSON formats are not wired to this route yet (the chat route's
-// response_format has them). verbosity is echoed, not enforced.
+// text.format: "text", or JSON output through constrained decoding (server/constrained_output.h),
+// as the chat route's response_format: "json_object", or "json_schema" with the schema beside the
+// type ({"type": "json_schema", "name", "schema", "strict"}; this API does not nest it). The format
+// is echoed as sent. verbosity is echoed, not enforced.
 std::optional<ApiError> parse_text(const ojson& body, ResponsesRequest& r) {
     const ojson* text = field(body, "text");
     if (!text) return std::nullopt;
     if (!text->is_object()) return ApiError::invalid("text", fmt::format("text: expected an object {{format, verbosity}}, got {}", shown(*text)));
     if (const ojson* format = field(*text, "format")) {
         const ojson* type = format->is_object() ? field(*format, "type") : nullptr;
-        if (!type || !type->is_string()) return ApiError::invalid("text.format", fmt::format("text.format: expected {{\"type\": \"text\"}}, got {}", shown(*format)));
-        if (type->get<std::string>() != "text") {
-            return ApiError::unsupported("text.format", fmt::format("text.format: '{}' is not supported on /v1/responses yet; send {{\"type\": \"text\"}}, or use /v1/chat/completions with response_format", type->get<std::string>()));
+        const std::string t = type && type->is_string() ? type->get<std::string>() : "";
+        if (t != "text" && t != "json_object" && t != "json_schema") {
+            return ApiError::invalid("text.format", fmt::format("text.format: expected {{\"type\": \"text\" | \"json_object\" | \"json_schema\"}}, got {}", shown(*format)));
         }
+        if (t != "text" && r.generation.constraint.kind == OutputConstraint::Kind::ToolCall) {
+            return ApiError::invalid("text.format", "text.format: a forced tool_choice already fixes the output; send one of them");
+        }
+        if (t == "json_object") r.generation.constraint.kind = OutputConstraint::Kind::JsonObject;
+        if (t == "json_schema") {
+            const ojson* schema = field(*format, "schema");
+            if (!schema || !(schema->is_object() || schema->is_boolean())) {
+                return ApiError::invalid("text.format.schema", fmt::format("text.format.schema: expected a JSON schema (an object), got {}", described(schema)));
+            }
+            const ojson* strict = field(*format, "strict");
+            if (strict && !strict->is_boolean()) {
+                return ApiError::invalid("text.format.strict", fmt::format("text.format.strict: expected true or false, got {}", shown(*strict)));
+            }
+            r.generation.constraint.kind = OutputConstraint::Kind::JsonSchema;
+            r.generation.constraint.schema = *schema;
+            r.generation.constraint.strict = strict && strict->get<bool>();
+        }
+        r.text["format"] = *format;
     }
     if (const ojson* verbosity = field(*text, "verbosity")) {
         if (!verbosity->is_string()) return ApiError::invalid("text.verbosity", fmt::format("text.verbosity: expected \"low\", \"medium\" or \"high\", got {}", shown(*verbosity)));

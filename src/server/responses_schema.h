@@ -55,7 +55,8 @@ struct ResponsesRequest {
 };
 
 // Any `model` name is accepted and echoed (one model is served). tool_choice "required" or a named
-// function, and text.format other than "text", are refused: they need constrained decoding.
+// function, and text.format json_object / json_schema, constrain the output (constrained decoding,
+// server/constrained_output.h); only one of them may be given.
 ApiResult<ResponsesRequest> parse_responses_request(std::string_view body, const SamplingParams& defaults,
                                                     ResponsesEndpoint endpoint);
 

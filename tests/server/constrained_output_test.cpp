@@ -202,6 +202,35 @@ TEST_F(ConstrainedRoutes, ResponseFormatJsonSchemaAndJsonObject) {
     EXPECT_NE(bad.dump().find("pattern"), std::string::npos) << bad.dump();
 }
 
+// /v1/responses takes the same constraint as text.format, with the schema beside the type.
+TEST_F(ConstrainedRoutes, ResponsesTextFormatJsonSchema) {
+    TestServer srv({}, SchedulerOptions{.n_slots = 1, .n_ctx = 512, .n_batch = 64, .max_queue = 16}, builtin_model());
+    const nlohmann::json schema = {{"type", "object"},
+                                   {"properties", {{"verse", {{"type", "integer"}}}, {"book", {{"enum", {"Genesis", "Exodus"}}}}}},
+                                   {"required", {"verse", "book"}},
+                                   {"additionalProperties", false}};
+    auto c = srv.client();
+    const nlohmann::json body = {{"model", "m"},
+                                 {"input", "Who begat Enos?"},
+                                 {"max_output_tokens", 200},
+                                 {"temperature", 0},
+                                 {"text", {{"format", {{"type", "json_schema"}, {"name", "cite"}, {"schema", schema}, {"strict", true}}}}}};
+    auto r = post(c, "/v1/responses", body);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const auto resp = nlohmann::json::parse(r->body);
+    EXPECT_EQ(resp["status"], "completed") << r->body;
+    EXPECT_EQ(resp["text"]["format"]["name"], "cite");
+    std::string text;
+    for (const auto& item : resp["output"]) {
+        if (item["type"] != "message") continue;
+        for (const auto& part : item["content"]) text += part.value("text", "");
+    }
+    const auto parsed = nlohmann::json::parse(text, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << text;
+    EXPECT_EQ(strata::test::schema_violation(schema, parsed), "") << text;
+}
+
 TEST_F(ConstrainedRoutes, GbnfGrammarField) {
     TestServer srv({}, SchedulerOptions{.n_slots = 1, .n_ctx = 512, .n_batch = 64, .max_queue = 16}, builtin_model());
     auto r = chat(srv, {{"grammar", "root ::= (\"yea\" | \"nay\") \", \" [0-9]{1,3} \" times\"\n"}});

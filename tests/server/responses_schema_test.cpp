@@ -160,10 +160,34 @@ TEST(ResponsesSchema, RefusalsNameTheirField) {
     expect_error(body_with(R"("tool_choice":"required")"), 400, "tool_choice", "offers no function tools");
     expect_error(body_with(R"("tool_choice":{"type":"function"})"), 400, "tool_choice.name", "expected the name of a function tool");
     expect_error(body_with(R"("tool_choice":"sometimes")"), 400, "tool_choice", "expected \"auto\"");
-    expect_error(body_with(R"("text":{"format":{"type":"json_schema","name":"x","schema":{}}})"), 400, "text.format", "not supported on /v1/responses yet");
+    expect_error(body_with(R"("text":{"format":{"type":"xml"}})"), 400, "text.format", "expected {\"type\": \"text\" | \"json_object\"");
+    expect_error(body_with(R"("text":{"format":{"type":"json_schema","name":"x"}})"), 400, "text.format.schema", "expected a JSON schema (an object), got nothing");
+    expect_error(body_with(R"("text":{"format":{"type":"json_schema","name":"x","schema":{},"strict":"yes"}})"), 400, "text.format.strict", "expected true or false");
+    expect_error(body_with(R"("tools":[{"type":"function","name":"f"}],"tool_choice":"required","text":{"format":{"type":"json_object"}})"), 400,
+                 "text.format", "a forced tool_choice already fixes the output");
     expect_error(body_with(R"("metadata":{"k":1})"), 400, "metadata", "metadata.k: expected");
     expect_error(body_with(R"("previous_response_id":7)"), 400, "previous_response_id", "expected a response id");
     expect_error(body_with(R"("background":true)"), 400, "background", "not supported");
+}
+
+TEST(ResponsesSchema, JsonTextFormatsBecomeTheOutputConstraintAndAreEchoed) {
+    auto obj = parse(body_with(R"("text":{"format":{"type":"json_object"}})"));
+    ASSERT_TRUE(obj) << obj.error.message;
+    EXPECT_EQ(obj.value->generation.constraint.kind, OutputConstraint::Kind::JsonObject);
+    EXPECT_EQ(obj.value->text["format"]["type"], "json_object");
+
+    auto sch = parse(body_with(R"("text":{"format":{"type":"json_schema","name":"p","strict":true,)"
+                               R"("schema":{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}}})"));
+    ASSERT_TRUE(sch) << sch.error.message;
+    const OutputConstraint& c = sch.value->generation.constraint;
+    EXPECT_EQ(c.kind, OutputConstraint::Kind::JsonSchema);
+    EXPECT_TRUE(c.strict);
+    EXPECT_EQ(c.schema["required"][0], "a");
+    EXPECT_EQ(sch.value->text["format"]["name"], "p");
+
+    auto plain = parse(body_with(R"("text":{"format":{"type":"text"}})"));
+    ASSERT_TRUE(plain) << plain.error.message;
+    EXPECT_EQ(plain.value->generation.constraint.kind, OutputConstraint::Kind::None);
 }
 
 TEST(ResponsesSchema, CountingInputTokensNeedsNoModel) {
