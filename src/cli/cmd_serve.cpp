@@ -19,6 +19,7 @@
 #include "cli/serve_hardware_metrics.h"
 #include "cli/engine_flags.h"
 #include "cli/sampling_flags.h"
+#include "cli/speculation_flags.h"
 #include "core/file.h"
 #include "runtime/engine.h"
 #include "server/http_server.h"
@@ -44,6 +45,7 @@ struct ServeOptions {
     int64_t checkpoint_mib = 4096;
     int threads = 0;
     SamplingFlags sampling;
+    SpeculationFlags speculation;  // the default of requests that do not set "speculative"
     DeviceFlags device;  // the server's default stays the CPU (set at registration); --device auto|gpu opts in
     TierFlags tiers;
 };
@@ -75,6 +77,8 @@ int run_serve(ServeOptions o) {
     so.default_sampling = o.sampling.params();
     so.http_threads = o.slots + static_cast<int>(o.max_queue) + 16;
     if (Status s = so.default_sampling.validate(); !s) return report_failure("serve", s.message());
+    auto speculation = o.speculation.options();
+    if (!speculation) return report_failure("serve", speculation.status().message());
     so.api_key = o.api_key;
     if (!o.api_key_file.empty()) {
         auto key = read_file_to_string(o.api_key_file);
@@ -155,7 +159,8 @@ int run_serve(ServeOptions o) {
                                      .n_ctx = o.n_ctx,
                                      .n_batch = o.n_batch,
                                      .max_queue = o.max_queue,
-                                     .checkpoint_bytes = static_cast<uint64_t>(o.checkpoint_mib) << 20},
+                                     .checkpoint_bytes = static_cast<uint64_t>(o.checkpoint_mib) << 20,
+                                     .speculation = *speculation},
             &ctx.metrics);
         ctx.ready(*model, *scheduler);
         fmt::print(stderr, "strata serve: ready in {:.2f} s: {} slots of {} tokens, {} threads{}\n", model->load_seconds, o.slots,
@@ -207,6 +212,7 @@ CommandRegistration registration("serve", "OpenAI- and Anthropic-compatible HTTP
         ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
     add_threads_option(app, o->threads);
     o->sampling.add_to(app, SamplingFlags::Use::RequestDefaults);
+    o->speculation.add_to(app);
     o->device.device = "cpu";
     o->device.add_to(app);
     o->tiers.add_to(app);

@@ -114,15 +114,26 @@ Status Session::append_batched(std::span<const SessionChunk> chunks, CpuContext&
         if (Status s = c.session->check_append(c.tokens); !s) return Status::error("batched chunk {}: {}", i, s.message());
         if (c.tokens.empty()) continue;
         Session& s = *c.session;
+        if (c.speculative) {
+            s.begin_speculative(static_cast<int64_t>(c.tokens.size()));
+            steps.push_back(SequenceStep{c.tokens.data(), static_cast<int64_t>(c.tokens.size()), s.n_past(), &s.kv_,
+                                         &s.recurrent_, s.speculative_rows_.data(), LogitsFor::All});
+            continue;
+        }
         steps.push_back(SequenceStep{c.tokens.data(), static_cast<int64_t>(c.tokens.size()), s.n_past(), &s.kv_,
                                      &s.recurrent_, s.device_logits() ? nullptr : s.logits_.data(), LogitsFor::Last});
     }
     if (steps.empty()) return Status::ok();
     chunks[0].session->model_.forward_multi(steps, ctx);
-    int64_t row = 0;  // each step's one row, in the steps' order
+    int64_t row = 0;  // the pass's rows in the steps' order: one per step, every token's for a verification
     for (const SessionChunk& c : chunks) {
         if (c.tokens.empty()) continue;
         c.session->tokens_.insert(c.session->tokens_.end(), c.tokens.begin(), c.tokens.end());
+        if (c.speculative) {
+            c.session->end_speculative();
+            row += static_cast<int64_t>(c.tokens.size());
+            continue;
+        }
         c.session->logits_written(row++);
     }
     return Status::ok();
@@ -132,17 +143,25 @@ Status Session::append_speculative(std::span<const int32_t> tokens) {
     STRATA_TRY(check_append(tokens));
     const int64_t n = static_cast<int64_t>(tokens.size());
     STRATA_CHECK(n > 0, "a verification appends at least one token");
-    speculative_base_ = n_past();
-    speculative_count_ = n;
-    if (!recurrent_.empty()) speculative_snapshot_ = recurrent_.snapshot();
-    speculative_rows_.resize(static_cast<size_t>(n * n_vocab()));
+    begin_speculative(n);
     const int64_t pos0 = n_past();
     Batch batch{tokens.data(), positions_.data() + pos0, n, pos0};
     model_.forward_with_state(batch, kv_, recurrent_, speculative_rows_.data(), LogitsFor::All, ctx_);
     tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
-    std::memcpy(logits_.data(), speculative_logits(n - 1), static_cast<size_t>(n_vocab()) * sizeof(float));
-    host_logits_ = true;
+    end_speculative();
     return Status::ok();
+}
+
+void Session::begin_speculative(int64_t n_tokens) {
+    speculative_base_ = n_past();
+    speculative_count_ = n_tokens;
+    if (!recurrent_.empty()) speculative_snapshot_ = recurrent_.snapshot();
+    speculative_rows_.resize(static_cast<size_t>(n_tokens * n_vocab()));
+}
+
+void Session::end_speculative() {
+    std::memcpy(logits_.data(), speculative_logits(speculative_count_ - 1), static_cast<size_t>(n_vocab()) * sizeof(float));
+    host_logits_ = true;
 }
 
 const float* Session::speculative_logits(int64_t i) const {

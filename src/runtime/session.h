@@ -32,6 +32,9 @@ class Session;
 struct SessionChunk {
     Session* session = nullptr;
     std::span<const int32_t> tokens;
+    // A verification (runtime/speculative.h): every token's logits kept, as append_speculative
+    // keeps them, so that rollback_speculative can follow.
+    bool speculative = false;
 };
 
 struct SessionOptions {
@@ -101,6 +104,7 @@ public:
     // rollback_speculative needs: the position, and on a recurrent model a snapshot of its state.
     // Fails, changing nothing, as append() does.
     Status append_speculative(std::span<const int32_t> tokens);
+    // (append_batched takes verifications as chunks with `speculative` set.)
     // Row i of the last append_speculative: the logits after its token i.
     const float* speculative_logits(int64_t i) const;
     // Keeps the first `keep` (1 ≤ keep ≤ their count) of the tokens the last append_speculative
@@ -109,7 +113,6 @@ public:
     // recurrent state, which cannot be rewound, is restored from the snapshot and the kept tokens
     // run again in one pass; the logits are the verification's row keep - 1.
     Status rollback_speculative(int64_t keep);
-
 
 private:
     bool device_logits() const;            // forward passes leave this session's logits on the device
@@ -126,6 +129,8 @@ private:
     mutable std::vector<float> logits_;
     mutable bool host_logits_ = true;  // logits_ holds the last row; else it is device_row_
     DeviceLogitsRow device_row_;
+    void begin_speculative(int64_t n_tokens);  // saves what rollback_speculative needs
+    void end_speculative();                    // the last row becomes the session's logits
     CandidateSet candidates_;          // sample()'s, reused
     // The last append_speculative: where it started, its rows, the state before it.
     int64_t speculative_base_ = -1;

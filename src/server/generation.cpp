@@ -4,6 +4,7 @@
 
 #include "server/connection.h"
 #include "server/constrained_output.h"
+#include "server/speculative_request.h"
 #include "server/turn_starts.h"
 
 namespace strata::server {
@@ -87,6 +88,7 @@ std::optional<ApiError> fit_to_context(const ServerContext& ctx, Prepared& p) {
     p.spec.sampling = r.sampling;
     p.spec.stop = r.stop;
     p.spec.ignore_eos = r.ignore_eos;
+    p.spec.speculation = resolve_speculative(r.speculative, ctx.scheduler().options().speculation);
     p.spec.deadline = Clock::now() + ctx.options.timeout;
     return apply_output_constraint(ctx, p);
 }

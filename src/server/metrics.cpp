@@ -45,6 +45,14 @@ void render_batching(std::string& out, const SchedulerStats& s) {
     out += fmt::format("strata_batch_sequences_bucket{{le=\"+Inf\"}} {}\n", s.steps);
     out += fmt::format("strata_batch_sequences_sum {}\n", s.step_sequences);
     out += fmt::format("strata_batch_sequences_count {}\n", s.steps);
+    metric(out, "strata_speculative_passes_total", "counter",
+           "Verification passes of speculative decoding (a sampled token and its drafts in one pass).");
+    out += fmt::format("strata_speculative_passes_total {}\n", s.speculative_passes);
+    metric(out, "strata_speculative_drafted_tokens_total", "counter", "Drafted tokens the verification passes tested.");
+    out += fmt::format("strata_speculative_drafted_tokens_total {}\n", s.drafted_tokens);
+    metric(out, "strata_speculative_accepted_tokens_total", "counter",
+           "Drafted tokens accepted: each one a forward pass its sequence did not need.");
+    out += fmt::format("strata_speculative_accepted_tokens_total {}\n", s.accepted_tokens);
 }
 
 // Turn checkpoints (server/checkpoint_cache.h): hybrid models' states kept at turn starts and

@@ -37,6 +37,9 @@ struct SchedulerStats {
     int64_t last_step_sequences = 0;
     std::array<uint64_t, kBatchSequenceBuckets.size()> steps_le{};  // steps with <= bucket sequences
     CheckpointStats checkpoints;     // turn checkpoints of hybrid models
+    // Speculative decoding: verification passes, drafts they tested and drafts accepted (each an
+    // engine step its sequence did not need).
+    uint64_t speculative_passes = 0, drafted_tokens = 0, accepted_tokens = 0;
 };
 
 // How one task ended, as the metrics count it.

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "server/request_json.h"
+#include "server/speculative_request.h"
 
 namespace strata::server {
 
@@ -117,6 +118,7 @@ std::optional<ApiError> parse_output_constraint(const ojson& body, GenerationReq
 std::optional<ApiError> parse_common(const ojson& body, const SamplingParams& defaults, GenerationRequest& r) {
     if (auto e = reject_unsupported(body, r.endpoint)) return e;
     if (auto e = parse_output_constraint(body, r)) return e;
+    if (auto e = parse_speculative(body, r.speculative)) return e;
     r.sampling = defaults;
     if (auto e = read_float(body, "temperature", 0.0, 2.0, r.sampling.temperature)) return e;
     if (auto e = read_float(body, "top_p", 0.0, 1.0, r.sampling.top_p)) return e;

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/sampler.h"
+#include "runtime/speculative.h"
 
 namespace strata::server {
 
@@ -64,6 +65,14 @@ struct OutputConstraint {
 };
 
 // One generation request, from either endpoint, before tokenization.
+// The "speculative" field: absent (the server's setting), false / true (off / on), or
+// {"mode": "auto" | "lookup" | "none", "max": K}.
+struct SpeculativeChoice {
+    bool given = false;
+    std::optional<DraftMode> mode;
+    std::optional<int64_t> max;
+};
+
 struct GenerationRequest {
     Endpoint endpoint = Endpoint::Chat;
     std::string model;
@@ -88,6 +97,7 @@ struct GenerationRequest {
     std::vector<std::string> stop;
     bool ignore_eos = false;  // extension (as llama.cpp's server): generate past end-of-generation tokens
     OutputConstraint constraint;
+    SpeculativeChoice speculative;  // extension: the request's speculative decoding (server/speculative_request.h)
 };
 
 // The "model" field, when one model is served: clients and agents send whatever name they were

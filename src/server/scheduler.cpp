@@ -122,6 +122,9 @@ SchedulerStats Scheduler::stats() const {
     s.step_tokens = step_stats_.step_tokens;
     s.last_step_sequences = step_stats_.last_step_sequences;
     s.steps_le = step_stats_.steps_le;
+    s.speculative_passes = step_stats_.speculative_passes;
+    s.drafted_tokens = step_stats_.drafted_tokens;
+    s.accepted_tokens = step_stats_.accepted_tokens;
     s.checkpoints = checkpoints_.stats();
     return s;
 }
@@ -155,6 +158,9 @@ void Scheduler::record_step_locked(const StepRecord& r) {
     s.step_sequences += static_cast<uint64_t>(r.sequences);
     s.step_tokens += static_cast<uint64_t>(r.tokens);
     s.last_step_sequences = r.sequences;
+    s.speculative_passes += static_cast<uint64_t>(r.passes);
+    s.drafted_tokens += static_cast<uint64_t>(r.drafted);
+    s.accepted_tokens += static_cast<uint64_t>(r.accepted);
     for (size_t i = 0; i < kBatchSequenceBuckets.size(); ++i) {
         if (r.sequences <= kBatchSequenceBuckets[i]) ++s.steps_le[i];
     }
@@ -216,6 +222,19 @@ void Scheduler::admit_locked(std::unique_lock<std::mutex>& lock) {
         slot.sampler.emplace(spec.sampling);
         slot.grammar.reset();  // made by the engine thread at the first sample (sample_next)
         slot.streamer.emplace(spec.stop);
+        // A grammar masks each token after sampling, which a verification does not do; a forced
+        // token is not sampled at all.
+        slot.speculation.reset();
+        slot.pass.clear();
+        slot.drawn = -1;
+        const SpeculationOptions& speculation = spec.speculation ? *spec.speculation : options_.speculation;
+        if (speculation.mode != DraftMode::None && !spec.grammar && !options_.forced_next_token) {
+            if (options_.drafter) {
+                slot.speculation.emplace(speculation, options_.drafter(spec.prompt));
+            } else {
+                slot.speculation.emplace(speculation);
+            }
+        }
     }
 }
 

@@ -41,6 +41,7 @@
 #include "runtime/grammar_sampling.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/speculative.h"
 #include "server/checkpoint_cache.h"
 #include "server/metrics.h"
 #include "tokenizer/tokenizer.h"
@@ -55,10 +56,16 @@ struct SchedulerOptions {
     // Turn checkpoints of hybrid models, all slots together (0: none; attention-only models
     // never take any: their KV rows alone can be cut back to any prefix).
     uint64_t checkpoint_bytes = 0;
+    // Speculative decoding (runtime/speculative.h) for tasks that do not choose: off unless set
+    // (`strata serve` sets auto). Never for a task under a grammar or with forced_next_token.
+    SpeculationOptions speculation{.mode = DraftMode::None};
     // Test hook: when set, it picks every generated token instead of the sampler (from the
     // task's prompt and the number generated so far), so end-to-end tests can force an exact
     // output such as a tool call.
     std::function<int32_t(const std::vector<int32_t>& prompt, int64_t n_generated)> forced_next_token = nullptr;
+    // Test hook: when set, a speculating task drafts with the drafter it returns for the task's
+    // prompt instead of prompt lookup, so that tests choose which drafts are right.
+    std::function<std::unique_ptr<Drafter>(const std::vector<int32_t>& prompt)> drafter = nullptr;
 };
 
 struct TaskSpec {
@@ -74,6 +81,8 @@ struct TaskSpec {
     // Prompt positions, ascending, after which a hybrid model's state is kept as a turn
     // checkpoint (the chat template's turn starts; turn_starts.h). Others are ignored.
     std::vector<int64_t> checkpoints;
+    // The request's own speculative decoding settings; unset: the server's.
+    std::optional<SpeculationOptions> speculation;
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
@@ -151,11 +160,17 @@ private:
     // One engine step over every busy slot (scheduler_step.cpp); returns what ran.
     struct StepRecord {
         int64_t sequences = 0, tokens = 0;
+        int64_t passes = 0, drafted = 0, accepted = 0;  // this step's verifications (speculative decoding)
     };
     StepRecord run_step();
     void run_chunks();               // this step's forward pass: one status per chunk in chunk_status_
     bool still_running(Slot& slot);  // false: cancelled or timed out, and finished
     bool sample_next(Slot& slot);    // a generating slot's next token; false: it finished
+    // A generated token counted, recorded and streamed; how it ends the task, or nullopt to go on.
+    std::optional<TaskOutcome> emit(Slot& slot, int32_t token);
+    // After the pass: a verifying slot's drafts tested, the accepted ones emitted, the session
+    // rolled back to the last kept token (scheduler_step.cpp).
+    void verify_drafts(Slot& slot, StepRecord& record, double step_seconds);
     void record_step_locked(const StepRecord& r);
     void finish(Slot& slot, TaskOutcome outcome, std::string error = {});
     // The tokenizer's vocabulary for grammars, built by the engine thread at the first grammar.
@@ -186,6 +201,9 @@ private:
     std::vector<SessionChunk> chunks_;     // this step's work, reused between steps
     std::vector<Slot*> stepped_;           // the slot of each chunk
     std::vector<Status> chunk_status_;     // how each chunk's forward pass went
+    std::vector<int32_t> drafts_;          // sample_next's drafts, reused
+    CandidateSet verify_set_;              // verify_drafts' reduction of a row, reused
+    std::vector<float> verify_scratch_;
     std::shared_ptr<const TokenVocabulary> token_vocabulary_;  // engine thread; null until a grammar comes
     CheckpointCache checkpoints_;
     bool takes_checkpoints_ = false;

@@ -10,6 +10,7 @@
 #include "runtime/grammar_sampling.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/speculative.h"
 #include "runtime/text_stream.h"
 #include "server/scheduler.h"
 
@@ -27,6 +28,11 @@ struct Scheduler::Slot {
     size_t prompt_done = 0;            // prompt tokens already in the session
     size_t checkpoint_cursor = 0;      // the task's first checkpoint position not yet passed
     int32_t next_token = 0;            // a generating slot's token for this step's forward pass
+    // Speculative decoding: the task's (unset: off), this step's pass (next_token and the drafts;
+    // empty: a plain step), and the token the last verification drew where it rejected a draft.
+    std::optional<Speculation> speculation;
+    std::vector<int32_t> pass;
+    int32_t drawn = -1;
     TaskResult result;
     std::chrono::steady_clock::time_point started, decode_started;
     uint64_t last_used = 0;            // for picking the least recently used slot on a tie
