@@ -9,6 +9,13 @@
 
 namespace strata::server {
 
+namespace {
+// Turn starts a prompt keeps checkpoints at (turn_starts.h says which): enough for the turns a
+// next request can diverge in, few enough that a long conversation read cold is not copied at
+// every message.
+constexpr size_t kTurnCheckpointsPerPrompt = 8;
+}  // namespace
+
 std::optional<ApiError> check_serving(const ServerContext& ctx) {
     switch (ctx.state()) {
         case ModelState::Ready: return std::nullopt;
@@ -40,7 +47,8 @@ ApiResult<ChatPrompt> render_chat_prompt(const ServerContext& ctx, const Generat
         // checkpoints at turn starts; the reply's end is still kept.
         if (auto history = lm.render_chat(r.messages, /*add_generation_prompt=*/false, extra)) {
             const Tokenizer& tok = *lm.tokenizer;
-            p.turn_starts = turn_starts(p.tokens, lm.tokenize_chat(*history), [&](int32_t t) { return tok.is_control(t); });
+            p.turn_starts = turn_starts(p.tokens, lm.tokenize_chat(*history), [&](int32_t t) { return tok.is_control(t); },
+                                        kTurnCheckpointsPerPrompt);
         }
     }
     return p;

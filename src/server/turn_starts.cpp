@@ -5,7 +5,7 @@
 namespace strata::server {
 
 std::vector<int64_t> turn_starts(std::span<const int32_t> prompt, std::span<const int32_t> history,
-                                 const std::function<bool(int32_t)>& is_control) {
+                                 const std::function<bool(int32_t)>& is_control, size_t limit) {
     std::vector<int64_t> at;
     if (history.empty() || history.size() >= prompt.size() || !std::equal(history.begin(), history.end(), prompt.begin())) {
         return at;
@@ -18,6 +18,14 @@ std::vector<int64_t> turn_starts(std::span<const int32_t> prompt, std::span<cons
         }
     }
     at.push_back(static_cast<int64_t>(reply));
+    limit = std::max<size_t>(limit, 1);
+    if (at.size() > limit) {
+        // The first and the last limit - 1 (the last alone when limit is 1).
+        std::vector<int64_t> kept;
+        if (limit > 1) kept.push_back(at.front());
+        kept.insert(kept.end(), at.end() - static_cast<long>(limit - kept.size()), at.end());
+        at = std::move(kept);
+    }
     return at;
 }
 

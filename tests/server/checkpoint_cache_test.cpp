@@ -91,7 +91,7 @@ TEST(TurnStarts, EveryControlMarkerAndTheGenerationPromptStart) {
     const std::vector<int32_t> history = {1, 7, 50, 51, 9, 7, 60, 61, 62, 9};  // BOS, system, user
     std::vector<int32_t> prompt = history;
     prompt.insert(prompt.end(), {7, 70, 9});  // the generation prompt
-    EXPECT_EQ(turn_starts(prompt, history, is_control), (std::vector<int64_t>{1, 5, 10}));
+    EXPECT_EQ(turn_starts(prompt, history, is_control, 8), (std::vector<int64_t>{1, 5, 10}));
 }
 
 TEST(TurnStarts, ATextMarkerGivesOnlyTheGenerationPromptStart) {
@@ -99,14 +99,24 @@ TEST(TurnStarts, ATextMarkerGivesOnlyTheGenerationPromptStart) {
     const std::vector<int32_t> history = {60, 80, 62, 40, 60, 81, 62, 41};
     std::vector<int32_t> prompt = history;
     prompt.insert(prompt.end(), {60, 82, 62});
-    EXPECT_EQ(turn_starts(prompt, history, is_control), (std::vector<int64_t>{8}));
+    EXPECT_EQ(turn_starts(prompt, history, is_control, 8), (std::vector<int64_t>{8}));
+}
+
+TEST(TurnStarts, ALongConversationKeepsTheFirstAndTheLastTurns) {
+    std::vector<int32_t> history = {1};
+    for (int turn = 0; turn < 10; ++turn) history.insert(history.end(), {7, 50, 51, 9});  // turns at 1, 5, ..., 37
+    std::vector<int32_t> prompt = history;
+    prompt.insert(prompt.end(), {7, 70});  // the generation prompt at 41
+    EXPECT_EQ(turn_starts(prompt, history, is_control, 4), (std::vector<int64_t>{1, 33, 37, 41}));
+    EXPECT_EQ(turn_starts(prompt, history, is_control, 1), (std::vector<int64_t>{41}));
+    EXPECT_EQ(turn_starts(prompt, history, is_control, 100).size(), 11u);
 }
 
 TEST(TurnStarts, NoneWhenTheHistoryIsNotAPrefix) {
     const std::vector<int32_t> prompt = {1, 7, 50, 9, 7, 70};
-    EXPECT_TRUE(turn_starts(prompt, std::vector<int32_t>{1, 7, 51}, is_control).empty());
-    EXPECT_TRUE(turn_starts(prompt, prompt, is_control).empty());  // no generation prompt
-    EXPECT_TRUE(turn_starts(prompt, std::vector<int32_t>{}, is_control).empty());
+    EXPECT_TRUE(turn_starts(prompt, std::vector<int32_t>{1, 7, 51}, is_control, 8).empty());
+    EXPECT_TRUE(turn_starts(prompt, prompt, is_control, 8).empty());  // no generation prompt
+    EXPECT_TRUE(turn_starts(prompt, std::vector<int32_t>{}, is_control, 8).empty());
 }
 
 }  // namespace
