@@ -6,6 +6,7 @@
 #include <random>
 
 #include "server/request_json.h"
+#include "server/speculative_request.h"
 
 namespace strata::server {
 
@@ -287,6 +288,7 @@ std::optional<ApiError> parse_thinking(const ojson& body, GenerationRequest& r) 
 }
 
 std::optional<ApiError> parse_generation_fields(const ojson& body, const SamplingParams& defaults, GenerationRequest& r) {
+    if (auto e = parse_speculative(body, r.speculative)) return e;
     r.sampling = defaults;
     // Anthropic's ranges: temperature 0-1, top_p in (0, 1].
     if (auto e = read_float(body, "temperature", 0.0, 1.0, r.sampling.temperature)) return e;

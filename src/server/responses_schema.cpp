@@ -9,6 +9,7 @@
 #include <random>
 
 #include "server/request_json.h"
+#include "server/speculative_request.h"
 
 namespace strata::server {
 
@@ -390,6 +391,7 @@ std::optional<ApiError> reject_unsupported(const ojson& body) {
 
 std::optional<ApiError> parse_generation_fields(const ojson& body, const SamplingParams& defaults, ResponsesRequest& r) {
     GenerationRequest& g = r.generation;
+    if (auto e = parse_speculative(body, g.speculative)) return e;
     g.sampling = defaults;
     if (auto e = read_float(body, "temperature", 0.0, 2.0, g.sampling.temperature)) return e;
     if (auto e = read_float(body, "top_p", 0.0, 1.0, g.sampling.top_p)) return e;
