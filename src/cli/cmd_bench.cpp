@@ -33,6 +33,8 @@
 #include "runtime/decode_bound.h"
 #include "runtime/grammar_sampling.h"
 #include "runtime/json_schema_grammar.h"
+#include "cli/bench_speculation.h"
+#include "cli/speculation_flags.h"
 #include "runtime/memory_bandwidth.h"
 #include "runtime/session.h"
 #include "runtime/weights_load.h"
@@ -71,6 +73,9 @@ struct BenchOptions {
     bool gpu_profile = false;
     bool cpu_profile = false;
     std::string json_schema;  // a JSON Schema file: tg runs again, sampling under its grammar
+    SpeculationFlags speculation;  // --draft: each tg test again, greedy text with and without speculation
+    double draft_accept = -1.0;    // forced acceptance (cli/bench_speculation.h); < 0: the drafter's own
+    std::string draft_prompt;      // the text the speculation test continues; random tokens when empty
     DeviceFlags device;
     TierFlags tiers;
 };
@@ -181,10 +186,23 @@ int run_bench(const BenchOptions& o) {
     int64_t n_ctx = 1;
     for (int64_t np : o.n_prompt) n_ctx = std::max(n_ctx, o.depth + np);
     for (int64_t ng : o.n_gen) n_ctx = std::max(n_ctx, o.depth + ng + 1);
+    auto spec_options = o.speculation.options();
+    if (!spec_options) return report_failure("bench", spec_options.status().message());
+    const bool speculate = spec_options->mode != DraftMode::None;
+    std::string draft_text;
+    if (speculate && !o.draft_prompt.empty()) {
+        auto text = read_file_to_string(o.draft_prompt);
+        if (!text) return report_failure("bench", text.status().message());
+        draft_text = *text;
+    }
+    constexpr int64_t kRandomDraftPrompt = 64;
+    if (speculate) {
+        for (int64_t ng : o.n_gen) n_ctx = std::max(n_ctx, kRandomDraftPrompt + ng + 1);
+    }
     auto request = engine_request(o.model, o.device, o.tiers, n_ctx, o.n_batch);
     if (!request) return report_failure("bench", request.status().message());
-    // Random token ids: a file without a vocabulary benchmarks too (a schema needs the vocabulary).
-    request->tokenizer = !o.json_schema.empty();
+    // Random token ids: a file without a vocabulary benchmarks too (a schema or a text needs the vocabulary).
+    request->tokenizer = !o.json_schema.empty() || !draft_text.empty();
     auto opened = Engine::open(std::move(*request));
     if (!opened) return report_failure("bench", opened.status().message());
     const GgufFile& file = (*opened)->file;
@@ -444,6 +462,32 @@ int run_bench(const BenchOptions& o) {
         }
       }
     }
+    if (speculate) {
+        std::vector<int32_t> prompt;
+        if (!draft_text.empty()) {
+            const Tokenizer& tok = *(*opened)->tokenizer;
+            prompt = tok.encode(draft_text, tok.wants_bos(), /*parse_special=*/false);
+        } else {
+            prompt.resize(kRandomDraftPrompt);
+            for (auto& t : prompt) t = any_token(rng);
+        }
+        for (int64_t ng : o.n_gen) {
+            if (ng <= 0) continue;
+            auto r = bench_speculation(model, pool, SpeculationBenchOptions{.prompt = prompt, .n_gen = ng, .repetitions = o.repetitions,
+                                                                            .n_batch = o.n_batch, .speculation = *spec_options,
+                                                                            .forced_acceptance = o.draft_accept});
+            if (!r) return report_failure("bench", r.status().message());
+            const std::string name = fmt::format("tg{}+draft", ng);
+            if (o.json) {
+                results.push_back({{"test", name}, {"prompt_tokens", prompt.size()}, {"draft", o.speculation.mode},
+                                   {"draft_max", spec_options->k_max}, {"forced_acceptance", o.draft_accept}, {"speculation", r->json()}});
+            } else {
+                fmt::print("{}\n", r->describe(fmt::format("{} ({}, k <= {}{}, {}-token prompt)", name, o.speculation.mode, spec_options->k_max,
+                                                          o.draft_accept >= 0 ? fmt::format(", forced acceptance {:.0f}%", 100 * o.draft_accept) : "",
+                                                          prompt.size())));
+            }
+        }
+    }
     if (o.json) {
         nlohmann::ordered_json out{{"model", o.model}, {"arch", cfg.arch_name()}, {"threads", pool.size()}, {"spin_us", pool.spin_us()},
                                    {"backend", model.device_name()}};
@@ -489,6 +533,13 @@ CommandRegistration registration("bench", "Measure prompt and generation speed (
                  "Time every GPU op (eager launches) and print kernel ms per token by op (as STRATA_GPU_PROFILE=1)");
     app.add_flag("--cpu-profile", o->cpu_profile,
                  "Time the CPU forward's ops (host clock) and print ms per token by op (as STRATA_CPU_PROFILE=1)");
+    o->speculation.mode = "none";  // bench measures speculation only when asked
+    o->speculation.add_to(app);
+    app.add_option("--draft-accept", o->draft_accept,
+                   "With --draft: drafts that are the plain run's own tokens, each right with this probability (0 to 1), "
+                   "for models whose weights predict nothing (synthetic ones)")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--draft-prompt", o->draft_prompt, "With --draft: a text file the generation continues (default: 64 random tokens)");
     o->device.add_to(app);
     o->tiers.add_to(app);
     return [o] { return run_bench(*o); };

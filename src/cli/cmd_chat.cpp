@@ -11,6 +11,7 @@
 #include "cli/builtin_model.h"
 #include "cli/command.h"
 #include "cli/sampling_flags.h"
+#include "cli/speculation_flags.h"
 #include "cli/engine_flags.h"
 #include "core/file.h"
 #include "runtime/generate.h"
@@ -25,6 +26,7 @@ struct ChatOptions {
     int64_t n_ctx = 4096;
     int threads = 0;
     SamplingFlags sampling;
+    SpeculationFlags speculation;
     DeviceFlags device;
     TierFlags tiers;
 };
@@ -56,6 +58,10 @@ int run_chat(ChatOptions o) {
     }
     SamplingParams sp = o.sampling.params();
     if (Status s = sp.validate(); !s) return report_failure("chat", s.message());
+    auto spec_options = o.speculation.options();
+    if (!spec_options) return report_failure("chat", spec_options.status().message());
+    // One for the conversation: the draft length it learns carries over from turn to turn.
+    Speculation speculation(*spec_options);
     ThreadPool pool(ThreadPool::Options{.threads = cpu_pool_threads(o.threads, engine->placement)});
     Session session(*engine->model, SessionOptions{.n_ctx = o.n_ctx, .logits_on_device = true}, pool);
     const Tokenizer& tok = *engine->tokenizer;
@@ -95,7 +101,8 @@ int run_chat(ChatOptions o) {
             continue;
         }
         Sampler sampler(sp);
-        GenerateRequest req{.max_tokens = o.n_predict, .stop = o.sampling.stop};
+        GenerateRequest req{.max_tokens = o.n_predict, .stop = o.sampling.stop, .speculation = &speculation};
+        const SpeculationStats before = speculation.stats();
         auto result = generate(session, tok, sampler, req, [](std::string_view piece) {
             std::fwrite(piece.data(), 1, piece.size(), stdout);
             std::fflush(stdout);
@@ -105,8 +112,11 @@ int run_chat(ChatOptions o) {
         std::fflush(stdout);
         if (!result) return report_failure("chat", result.status().message());
         messages.push_back({{"role", "assistant"}, {"content", result->text}});
-        fmt::print(stderr, "({} tokens, {:.1f} tok/s{})\n", result->n_generated,
+        const SpeculationStats& after = speculation.stats();
+        const int64_t drafted = after.drafted - before.drafted, accepted = after.accepted - before.accepted;
+        fmt::print(stderr, "({} tokens, {:.1f} tok/s{}{})\n", result->n_generated,
                    result->seconds > 0 ? static_cast<double>(result->n_generated) / result->seconds : 0.0,
+                   drafted > 0 ? fmt::format(", {} of {} drafts accepted", accepted, drafted) : "",
                    result->finish == FinishReason::ContextFull ? ", context full: /reset to continue" : "");
     }
     return 0;
@@ -121,6 +131,7 @@ CommandRegistration registration("chat", "Chat with a model in the terminal", []
     app.add_option("-c,--ctx-size", o->n_ctx, "Context size in tokens")->capture_default_str()->check(CLI::Range(16, 1 << 24));
     add_threads_option(app, o->threads);
     o->sampling.add_to(app);
+    o->speculation.add_to(app);
     o->device.add_to(app);
     o->tiers.add_to(app);
     return [o] { return run_chat(*o); };

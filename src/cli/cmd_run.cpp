@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/engine_flags.h"
 #include "cli/sampling_flags.h"
+#include "cli/speculation_flags.h"
 #include "core/file.h"
 #include "runtime/generate.h"
 #include "runtime/engine.h"
@@ -26,6 +27,7 @@ struct RunOptions {
     bool ignore_eos = false;
     bool verbose_prompt = false;
     SamplingFlags sampling;
+    SpeculationFlags speculation;
     DeviceFlags device;
     TierFlags tiers;
 };
@@ -41,6 +43,8 @@ int run_generate(RunOptions o) {
     }
     SamplingParams sp = o.sampling.params();
     if (Status s = sp.validate(); !s) return report_failure("run", s.message());
+    auto spec_options = o.speculation.options();
+    if (!spec_options) return report_failure("run", spec_options.status().message());
     std::string template_text;
     if (!o.chat_template_file.empty()) {
         auto t = read_file_to_string(o.chat_template_file);
@@ -80,7 +84,8 @@ int run_generate(RunOptions o) {
     const double prompt_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     Sampler sampler(sp);
-    GenerateRequest req{.max_tokens = o.n_predict, .stop = o.sampling.stop, .ignore_eos = o.ignore_eos};
+    Speculation speculation(*spec_options);
+    GenerateRequest req{.max_tokens = o.n_predict, .stop = o.sampling.stop, .ignore_eos = o.ignore_eos, .speculation = &speculation};
     if (!o.chat) std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
     auto result = generate(session, tok, sampler, req, [](std::string_view piece) {
         std::fwrite(piece.data(), 1, piece.size(), stdout);
@@ -94,6 +99,7 @@ int run_generate(RunOptions o) {
                engine->load_seconds, ids.size(), static_cast<double>(ids.size()) / prompt_seconds, result->n_generated,
                result->seconds > 0 ? static_cast<double>(result->n_generated) / result->seconds : 0.0,
                finish_reason_name(result->finish));
+    if (speculation.enabled()) fmt::print(stderr, "{}\n", describe_speculation(speculation.stats()));
     return 0;
 }
 
@@ -112,6 +118,7 @@ CommandRegistration registration("run", "Generate text from a prompt", [](CLI::A
     app.add_flag("--ignore-eos", o->ignore_eos, "Keep generating past end-of-generation tokens");
     app.add_flag("--verbose-prompt", o->verbose_prompt, "Print the prompt's token ids");
     o->sampling.add_to(app);
+    o->speculation.add_to(app);
     o->tiers.add_to(app);
     o->device.add_to(app);
     return [o] { return run_generate(*o); };
