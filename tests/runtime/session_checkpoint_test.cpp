@@ -1,5 +1,6 @@
 // Session::checkpoint / restore_checkpoint, what the server's turn checkpoints rest on: on each
-// hybrid fixture, a session that read a turn, kept a checkpoint inside it, went on (the rest of
+// hybrid fixture (and deepseek4, whose compressors keep their running state beside the
+// cache), a session that read a turn, kept a checkpoint inside it, went on (the rest of
 // the turn and a reply), was restored and read a next turn that diverges after the checkpoint
 // gives the logits of a session that read the next turn whole, bit for bit, in other chunks.
 #include <gtest/gtest.h>
@@ -73,7 +74,8 @@ TEST_P(SessionCheckpoint, ACheckpointPastTheSessionIsRefused) {
     EXPECT_EQ(s.n_past(), 4);
 }
 
-INSTANTIATE_TEST_SUITE_P(HybridModels, SessionCheckpoint, ::testing::Values("qwen3next", "qwen35moe", "project:qwen4exp"),
+INSTANTIATE_TEST_SUITE_P(HybridModels, SessionCheckpoint,
+                         ::testing::Values("qwen3next", "qwen35moe", "project:qwen4exp", "project:deepseek4"),
                          [](const auto& param_info) { return test::model_fixture_label(param_info.param); });
 
 TEST(SessionCheckpointOnAttentionOnly, RestoringIsRefusedWithTheReason) {
