@@ -1,6 +1,7 @@
 #pragma once
 // The models the speculative decoding tests run on: every reference fixture, the project's
-// qwen4exp fixture and the built-in model, by the names of test::model_fixture_stem ("builtin":
+// qwen4exp and deepseek4 fixtures (deepseek4's compressor state rolls back with the recurrent
+// state) and the built-in model, by the names of test::model_fixture_stem ("builtin":
 // models/strata-kjv-moe.gguf of the checkout).
 
 #include <memory>
@@ -14,8 +15,8 @@
 namespace strata::test {
 
 inline std::vector<std::string> speculative_test_models() {
-    return {"llama", "qwen3", "qwen3moe", "mixtral", "deepseek3", "gptoss", "qwen3next", "qwen35moe", "project:qwen4exp",
-            "builtin"};
+    return {"llama",     "qwen3",     "qwen3moe",         "mixtral",           "deepseek3", "gptoss",
+            "qwen3next", "qwen35moe", "project:qwen4exp", "project:deepseek4", "builtin"};
 }
 
 inline std::string speculative_model_path(const std::string& name) {
