@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/cpu_context.h"
+#include "core/thread_pool.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "model/model.h"
@@ -74,6 +76,41 @@ TEST(Deepseek4Load, MissingTensorsAreNamed) {
         const std::string message = load_edited(edit);
         EXPECT_NE(message.find(tensor), std::string::npos) << tensor << ": " << message;
     }
+}
+
+// An MTP block (as llama.cpp's converter writes one after the trunk) is loaded and kept; the
+// trunk's logits do not depend on it, and a missing MTP tensor is named like any other.
+TEST(Deepseek4Load, AnMtpBlockIsLoadedBesideTheTrunk) {
+    test::ScratchDir dir;
+    test::TinyDeepseek4 with_mtp;
+    with_mtp.mtp = true;
+    const std::string plain_path = test::write_tiny_deepseek4(dir.path("plain.gguf"));
+    const std::string mtp_path = test::write_tiny_deepseek4(dir.path("mtp.gguf"), with_mtp);
+    auto plain_file = GgufFile::open(plain_path);
+    auto mtp_file = GgufFile::open(mtp_path);
+    ASSERT_TRUE(plain_file && mtp_file);
+    auto plain = Model::load(*plain_file);
+    auto mtp = Model::load(*mtp_file);
+    ASSERT_TRUE(plain) << plain.status().message();
+    ASSERT_TRUE(mtp) << mtp.status().message();
+    EXPECT_EQ((*mtp)->config().n_layer, 5u);
+    EXPECT_EQ((*mtp)->config().n_mtp_layers, 1u);
+    const std::vector<int32_t> tokens = {5, 17, 90, 3, 41, 8, 77, 12, 60, 33};
+    std::vector<int32_t> pos(tokens.size());
+    for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<int32_t>(i);
+    ThreadPool pool(ThreadPool::Options{.threads = 1});
+    CpuContext ctx(pool);
+    std::vector<std::vector<float>> logits;
+    for (Model* m : {plain->get(), mtp->get()}) {
+        KvCache kv = m->make_kv_cache(16);
+        RecurrentState rs = m->make_recurrent_state();
+        logits.emplace_back(tokens.size() * m->config().n_vocab);
+        m->forward_with_state(Batch{tokens.data(), pos.data(), static_cast<int64_t>(tokens.size()), 0}, kv, rs,
+                              logits.back().data(), LogitsFor::All, ctx);
+    }
+    EXPECT_EQ(logits[0], logits[1]);
+    with_mtp.drop_tensor = "blk.5.nextn.eh_proj.weight";
+    EXPECT_NE(load_edited(with_mtp).find("blk.5.nextn.eh_proj.weight"), std::string::npos);
 }
 
 TEST(Deepseek4Load, UnsupportedRatiosAreRefused) {

@@ -28,13 +28,16 @@ struct TinyDeepseek4 {
     // Called on the writer after the keys are set, before the tensors (a test's edit).
     std::function<void(GgufWriter&)> edit_keys;
     std::string drop_tensor;  // a tensor left out
+    bool mtp = false;         // one MTP block after the trunk (nextn_predict_layers 1), written last
 };
 
 inline std::string write_tiny_deepseek4(const std::string& path, const TinyDeepseek4& m = {}, uint32_t seed = 7) {
     GgufWriter w;
     const std::string p = "deepseek4.";
     w.set_string("general.architecture", "deepseek4");
-    w.set_u32(p + "block_count", m.layers);
+    const uint32_t blocks = m.layers + (m.mtp ? 1 : 0);
+    w.set_u32(p + "block_count", blocks);
+    if (m.mtp) w.set_u32(p + "nextn_predict_layers", 1);
     w.set_u32(p + "context_length", 4096);
     w.set_u32(p + "embedding_length", m.embd);
     w.set_u32(p + "vocab_size", m.vocab);
@@ -57,8 +60,8 @@ inline std::string write_tiny_deepseek4(const std::string& path, const TinyDeeps
     w.set_f32(p + "expert_weights_scale", 1.5f);
     w.set_bool(p + "expert_weights_norm", true);
     w.set_u32(p + "expert_gating_func", 4);
-    w.set_f32_array(p + "swiglu_clamp_exp", std::vector<float>(m.layers, 10.0f));
-    w.set_f32_array(p + "swiglu_clamp_shexp", std::vector<float>(m.layers, 10.0f));
+    w.set_f32_array(p + "swiglu_clamp_exp", std::vector<float>(blocks, 10.0f));
+    w.set_f32_array(p + "swiglu_clamp_shexp", std::vector<float>(blocks, 10.0f));
     w.set_u32(p + "attention.q_lora_rank", m.q_lora);
     w.set_u32(p + "attention.sliding_window", m.window);
     w.set_u32(p + "attention.indexer.head_count", m.index_heads);
@@ -66,7 +69,9 @@ inline std::string write_tiny_deepseek4(const std::string& path, const TinyDeeps
     w.set_u32(p + "attention.indexer.top_k", m.top_k);
     w.set_u32(p + "attention.output_group_count", m.groups);
     w.set_u32(p + "attention.output_lora_rank", m.lora);
-    w.set_i32_array(p + "attention.compress_ratios", m.ratios);
+    std::vector<int32_t> ratios = m.ratios;
+    if (m.mtp) ratios.push_back(0);  // the MTP block slides only
+    w.set_i32_array(p + "attention.compress_ratios", ratios);
     w.set_f32(p + "attention.compress_rope_freq_base", 160000.0f);
     w.set_u32(p + "hyper_connection.count", m.hc);
     w.set_u32(p + "hyper_connection.sinkhorn_iterations", 20);
@@ -101,7 +106,7 @@ inline std::string write_tiny_deepseek4(const std::string& path, const TinyDeeps
     matrix("output_hc_fn.weight", wide, {wide, m.hc});
     vec("output_hc_base.weight", {m.hc});
     vec("output_hc_scale.weight", {1});
-    for (uint32_t il = 0; il < m.layers; ++il) {
+    for (uint32_t il = 0; il < blocks; ++il) {
         const std::string b = "blk." + std::to_string(il) + ".";
         for (const char* site : {"hc_attn_", "hc_ffn_"}) {
             matrix(b + site + "fn.weight", wide, {wide, mixes});
@@ -117,7 +122,7 @@ inline std::string write_tiny_deepseek4(const std::string& path, const TinyDeeps
         matrix(b + "attn_output_a.weight", m.heads * hd / m.groups, {m.heads * hd / m.groups, uint64_t{m.groups} * m.lora});
         matrix(b + "attn_output_b.weight", uint64_t{m.groups} * m.lora, {uint64_t{m.groups} * m.lora, e});
         vec(b + "attn_sinks.weight", {m.heads});
-        const int32_t ratio = il < m.ratios.size() ? m.ratios[il] : 0;
+        const int32_t ratio = il < ratios.size() ? ratios[il] : 0;
         if (ratio > 0) {
             const uint64_t width = ratio == 4 ? 2 * hd : hd;
             matrix(b + "attn_compressor_kv.weight", e, {e, width});
@@ -160,6 +165,11 @@ inline std::string write_tiny_deepseek4(const std::string& path, const TinyDeeps
         matrix(b + "ffn_gate_shexp.weight", e, {e, m.ff});
         matrix(b + "ffn_up_shexp.weight", e, {e, m.ff});
         matrix(b + "ffn_down_shexp.weight", m.ff, {m.ff, e});
+        if (il >= m.layers) {
+            matrix(b + "nextn.eh_proj.weight", 2 * e, {2 * e, e});
+            gamma(b + "nextn.enorm.weight", e);
+            gamma(b + "nextn.hnorm.weight", e);
+        }
     }
     (void)w.write(path);
     return path;
