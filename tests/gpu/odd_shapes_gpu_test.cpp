@@ -85,6 +85,22 @@ TEST_P(OddShapesGpu, ResidentMatchesCpuAndOneSlotMatchesResident) {
     }
 }
 
+// Heads wider than the GPU attention takes are refused when the model loads, with the way out,
+// not at the first step (it was an internal error in gpu_attention).
+TEST(OddShapesGpuRefusal, WideHeadsAreRefusedAtLoad) {
+    const std::string why = gpu_unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << "no GPU: " << why;
+    const test::OddShape shape = test::wide_head_shape();
+    test::ScratchDir dir;
+    const std::string path = dir.path(shape.name + ".gguf");
+    ASSERT_TRUE(write_synth_model(shape.spec(), nullptr, path, nullptr));
+    auto file = GgufFile::open(path);
+    ASSERT_TRUE(file) << file.status().message();
+    auto model = load_model_on(*file, ComputeOptions{.device = ComputeDevice::Gpu});
+    ASSERT_FALSE(model);
+    EXPECT_NE(model.status().message().find("--device cpu"), std::string::npos) << model.status().message();
+}
+
 INSTANTIATE_TEST_SUITE_P(Grid, OddShapesGpu, ::testing::ValuesIn(test::odd_shapes()),
                          [](const auto& p) { return p.param.name; });
 

@@ -50,7 +50,28 @@ TEST_P(OddShapesCpu, BatchDecodeAndThreadCountsAgree) {
     EXPECT_EQ(decode, batch) << shape.name << ": NMSE " << normalized_mse(decode, batch);
 }
 
+// A q8_0 KV cache needs heads of whole 32-value blocks: the heads of 24 and 40 values are refused
+// at load with the reason and the way out, never an internal error in the attention; heads of 64
+// take it.
+TEST_P(OddShapesCpu, Q8KvCacheIsRefusedAtLoadWhereHeadsAreNotWholeBlocks) {
+    const test::OddShape& shape = GetParam();
+    test::ScratchDir dir;
+    const std::string path = dir.path(shape.name + ".gguf");
+    ASSERT_TRUE(write_synth_model(shape.spec(), nullptr, path, nullptr));
+    auto file = GgufFile::open(path);
+    ASSERT_TRUE(file) << file.status().message();
+    auto model = load_model_on(*file, ComputeOptions{.kv_type = KvCacheType::Q8_0});
+    if (shape.head_dim % 32 == 0) {
+        ASSERT_TRUE(model) << shape.name << ": " << model.status().message();
+        return;
+    }
+    ASSERT_FALSE(model) << shape.name;
+    EXPECT_NE(model.status().message().find("--kv-type f16"), std::string::npos) << model.status().message();
+}
+
 INSTANTIATE_TEST_SUITE_P(Grid, OddShapesCpu, ::testing::ValuesIn(test::odd_shapes()),
+                         [](const auto& p) { return p.param.name; });
+INSTANTIATE_TEST_SUITE_P(WideHeads, OddShapesCpu, ::testing::Values(test::wide_head_shape()),
                          [](const auto& p) { return p.param.name; });
 
 }  // namespace

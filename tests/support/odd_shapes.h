@@ -54,4 +54,8 @@ inline std::vector<OddShape> odd_shapes() {
     };
 }
 
+// Heads wider than the GPU attention takes (kGpuMaxHeadDim, 256): the CPU runs them, the GPU
+// refuses them at load.
+inline OddShape wide_head_shape() { return {.name = "heads2_dim320", .n_head = 2, .n_head_kv = 1, .head_dim = 320}; }
+
 }  // namespace strata::test

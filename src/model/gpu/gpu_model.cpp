@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/gpu/device_runtime.h"
+#include "backend/gpu/gpu_ops.h"
 
 namespace strata {
 
@@ -26,6 +27,16 @@ std::string gpu_unavailable_reason() {
 namespace {
 Result<std::unique_ptr<Model>> load_gpu_forward(ArchFamily family, const GgufFile& file, const ModelConfig& config,
                                                 const ComputeOptions& options) {
+    // The attention kernels hold a head in registers and shared memory up to kGpuMaxHeadDim
+    // values; a wider head, which a valid GGUF may have, is refused here with the way out instead
+    // of an internal error at the first step. (DeepSeek's latent attention has kernels and limits
+    // of its own; qwen4exp checks its heads with its indexer's.)
+    const bool plain_attention = family == ArchFamily::Llama || family == ArchFamily::GptOss || family == ArchFamily::Hybrid;
+    if (plain_attention && (config.head_dim_k > gpu::kGpuMaxHeadDim || config.head_dim_v > gpu::kGpuMaxHeadDim)) {
+        return Status::error("{}: attention heads of {} (keys) and {} (values) values; the GPU attention takes at most {} "
+                             "(run with --device cpu)",
+                             file.path(), config.head_dim_k, config.head_dim_v, gpu::kGpuMaxHeadDim);
+    }
     switch (family) {
         case ArchFamily::Llama:
         case ArchFamily::GptOss: return load_gpu_llama_family(file, config, options);
