@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "backend/cpu/f32_rows.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops.h"
 #include "core/check.h"
@@ -85,26 +86,18 @@ RecurrentState make_dsv4_state(const ModelConfig& c) {
 namespace {
 
 // One head of one query row over its keys (rows of head_dim): the softmax with the head's sink,
-// the weighted sum of the same rows (K = V).
-void attend_head(const float* qh, const float* keys, int64_t n_keys, int64_t hd, float scale, float sink,
-                 std::vector<float>& logits, float* oh) {
+// the weighted sum of the same rows (K = V), with the CPU attention's row kernels (eight-lane
+// dots, AVX2 where the CPU has it).
+void attend_head(const F32RowKernels& k, const float* qh, const float* keys, int64_t n_keys, int64_t hd, float scale,
+                 float sink, std::vector<float>& logits, float* oh) {
     logits.resize(static_cast<size_t>(n_keys));
+    k.dots(qh, keys, hd, n_keys, hd, scale, logits.data());
     float mx = sink;
-    for (int64_t j = 0; j < n_keys; ++j) {
-        const float* k = keys + j * hd;
-        float dot = 0.0f;
-        for (int64_t c = 0; c < hd; ++c) dot += qh[c] * k[c];
-        logits[static_cast<size_t>(j)] = dot * scale;
-        mx = std::max(mx, logits[static_cast<size_t>(j)]);
-    }
+    for (int64_t j = 0; j < n_keys; ++j) mx = std::max(mx, logits[static_cast<size_t>(j)]);
     float sum = std::exp(sink - mx);
     for (int64_t j = 0; j < n_keys; ++j) sum += logits[static_cast<size_t>(j)] = std::exp(logits[static_cast<size_t>(j)] - mx);
     std::fill(oh, oh + hd, 0.0f);
-    for (int64_t j = 0; j < n_keys; ++j) {
-        const float p = logits[static_cast<size_t>(j)] / sum;
-        const float* k = keys + j * hd;
-        for (int64_t c = 0; c < hd; ++c) oh[c] += p * k[c];
-    }
+    k.accumulate(logits.data(), 1.0f / sum, keys, hd, n_keys, hd, oh);
 }
 
 }  // namespace
@@ -204,6 +197,7 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
         return n_keys;
     };
     const float* sinks = w.sinks.f32();
+    const F32RowKernels& kernels = f32_row_kernels();
     if (n >= ctx.pool().size()) {
         // A prompt: rows over the threads, each gathering its own keys.
         ctx.pool().parallel_for(n, [&](int64_t r0, int64_t r1, int) {
@@ -212,7 +206,7 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
             for (int64_t t = r0; t < r1; ++t) {
                 const int64_t n_keys = gather_keys(t, keys, picks);
                 for (int64_t h = 0; h < H; ++h) {
-                    attend_head(q + (t * H + h) * hd, keys.data(), n_keys, hd, scale, sinks[h], logits,
+                    attend_head(kernels, q + (t * H + h) * hd, keys.data(), n_keys, hd, scale, sinks[h], logits,
                                 heads + (t * H + h) * hd);
                 }
             }
@@ -227,7 +221,7 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
             ctx.pool().parallel_for(H, [&](int64_t h0, int64_t h1, int) {
                 thread_local std::vector<float> logits;
                 for (int64_t h = h0; h < h1; ++h) {
-                    attend_head(q + (t * H + h) * hd, keys.data(), n_keys, hd, scale, sinks[h], logits,
+                    attend_head(kernels, q + (t * H + h) * hd, keys.data(), n_keys, hd, scale, sinks[h], logits,
                                 heads + (t * H + h) * hd);
                 }
             });

@@ -1,6 +1,8 @@
 #include "model/blocks/lightning_indexer.h"
 
 #include <algorithm>
+
+#include "backend/cpu/f32_rows.h"
 #include <numeric>
 #include <vector>
 
@@ -18,9 +20,7 @@ int64_t lightning_indexer_top_k(const float* q, const float* weights, int64_t n_
         float score = 0.0f;
         for (int64_t h = 0; h < n_head; ++h) {
             const float* qh = q + h * dim;
-            float dot = 0.0f;
-            for (int64_t c = 0; c < dim; ++c) dot += qh[c] * key[c];
-            score += std::max(dot, 0.0f) * scale * weights[h];
+            score += std::max(dot_eight_lanes(qh, key, dim), 0.0f) * scale * weights[h];
         }
         scores[static_cast<size_t>(w)] = score;
     }
