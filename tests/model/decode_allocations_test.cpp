@@ -81,7 +81,7 @@ TEST_P(DecodeAllocations, OneTokenStepsAllocateNothing) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, DecodeAllocations,
                          ::testing::Values("llama", "qwen3", "qwen3moe", "mixtral", "gptoss", "qwen3next", "qwen35moe",
-                                           "deepseek3", "project:qwen4exp"),
+                                           "deepseek3", "project:qwen4exp", "project:deepseek4"),
                          [](const auto& param_info) { return test::model_fixture_label(param_info.param); });
 
 }  // namespace

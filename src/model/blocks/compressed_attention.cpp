@@ -162,10 +162,14 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
     }
 
     // Each query: its window of raw rows, then its entries; rows of the batch are independent.
-    std::vector<int32_t> seq_of_row(static_cast<size_t>(n));
+    // Kept per thread, as the other buffers below, so that a decode step allocates nothing once
+    // warm; the workers read the calling thread's through a pointer.
+    thread_local std::vector<int32_t> seq_of_row_storage;
+    seq_of_row_storage.resize(static_cast<size_t>(n));
+    int32_t* const seq_of_row = seq_of_row_storage.data();
     for (size_t i = 0; i < batch.sequences.size(); ++i) {
         const BatchSequence& s = batch.sequences[i];
-        std::fill_n(seq_of_row.begin() + s.first, s.n_tokens, static_cast<int32_t>(i));
+        std::fill_n(seq_of_row + s.first, s.n_tokens, static_cast<int32_t>(i));
     }
     float* heads = ctx.scratch_floats(kHeads, static_cast<size_t>(n * H * hd));
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
@@ -173,7 +177,7 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
     const float index_scale = 1.0f / std::sqrt(static_cast<float>(idim));
     // A row's keys: its window's raw rows, then its entries (the indexer's picks on CSA layers).
     const auto gather_keys = [&](int64_t t, std::vector<float>& keys, std::vector<int64_t>& picks) {
-        const BatchSequence& s = batch.sequences[static_cast<size_t>(seq_of_row[static_cast<size_t>(t)])];
+        const BatchSequence& s = batch.sequences[static_cast<size_t>(seq_of_row[t])];
         const KvCache& cache = *s.kv;
         const int64_t pos = batch.positions[t];
         const int64_t first = std::max<int64_t>(0, pos - window + 1);
@@ -198,11 +202,21 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
     };
     const float* sinks = w.sinks.f32();
     const F32RowKernels& kernels = f32_row_kernels();
+    // The most keys a row of these sequences can have (its window and every entry it may see):
+    // the buffers are reserved for it once, so that they never grow as the context does.
+    int64_t n_ctx = 0;
+    for (const BatchSequence& s : batch.sequences) n_ctx = std::max(n_ctx, s.kv->n_ctx());
+    const int64_t max_keys = window + (ratio == kCsaRatio ? int64_t{c.indexer.top_k} : ratio > 0 ? n_ctx / ratio : 0);
+    const auto reserve = [&](std::vector<float>& keys, std::vector<float>* logits) {
+        keys.reserve(static_cast<size_t>(max_keys * hd));
+        if (logits) logits->reserve(static_cast<size_t>(max_keys));
+    };
     if (n >= ctx.pool().size()) {
         // A prompt: rows over the threads, each gathering its own keys.
         ctx.pool().parallel_for(n, [&](int64_t r0, int64_t r1, int) {
             thread_local std::vector<float> keys, logits;
             thread_local std::vector<int64_t> picks;
+            reserve(keys, &logits);
             for (int64_t t = r0; t < r1; ++t) {
                 const int64_t n_keys = gather_keys(t, keys, picks);
                 for (int64_t h = 0; h < H; ++h) {
@@ -214,21 +228,27 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
     } else {
         // A decode step: each row's keys gathered once, its heads over the threads (the same
         // arithmetic per head, so the same bits either way).
-        std::vector<float> keys;
-        std::vector<int64_t> picks;
+        // (The calling thread's buffers, kept from step to step; the workers read them through
+        // the pointer, a thread_local named inside the lambda would be each worker's own.)
+        thread_local std::vector<float> keys;
+        thread_local std::vector<int64_t> picks;
+        reserve(keys, nullptr);
         for (int64_t t = 0; t < n; ++t) {
             const int64_t n_keys = gather_keys(t, keys, picks);
+            const float* key_rows = keys.data();
             ctx.pool().parallel_for(H, [&](int64_t h0, int64_t h1, int) {
                 thread_local std::vector<float> logits;
+                logits.reserve(static_cast<size_t>(max_keys));
                 for (int64_t h = h0; h < h1; ++h) {
-                    attend_head(kernels, q + (t * H + h) * hd, keys.data(), n_keys, hd, scale, sinks[h], logits,
+                    attend_head(kernels, q + (t * H + h) * hd, key_rows, n_keys, hd, scale, sinks[h], logits,
                                 heads + (t * H + h) * hd);
                 }
             });
         }
     }
     // K = V carried the rope into the output: turned back by the query's own angle.
-    std::vector<int32_t> back(batch.positions, batch.positions + n);
+    thread_local std::vector<int32_t> back;
+    back.assign(batch.positions, batch.positions + n);
     for (int32_t& p : back) p = -p;
     cpu_rope_table(heads + hd - r, n, H, hd, rope, back.data());
 

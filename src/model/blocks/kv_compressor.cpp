@@ -29,14 +29,17 @@ struct StateView {
 void emit(const KvCompressorShape& s, const StateView& v, int64_t window, const Weight& norm, float eps,
           const RopeTable& rope, float* out) {
     const int64_t d = s.dim, m = s.ratio;
-    // Slot (kv, gate) pointers in HF's order; the current window's Cb is its second half.
-    std::vector<const float*> kv, gate;
+    // Slot (kv, gate) pointers in HF's order; the current window's Cb is its second half. Kept
+    // per thread, so that a decode step that completes a window allocates nothing.
+    thread_local std::vector<const float*> kv, gate;
+    thread_local std::vector<float> p;
+    kv.clear(), gate.clear();
     if (s.overlap && window > 0) {
         for (int64_t j = 0; j < m; ++j) kv.push_back(v.prev_kv(j)), gate.push_back(v.prev_gate(j));
     }
     const int64_t half = s.overlap ? d : 0;
     for (int64_t j = 0; j < m; ++j) kv.push_back(v.cur_kv(j) + half), gate.push_back(v.cur_gate(j) + half);
-    std::vector<float> p(kv.size());
+    p.resize(kv.size());
     for (int64_t c = 0; c < d; ++c) {
         float mx = -std::numeric_limits<float>::infinity();
         for (size_t i = 0; i < kv.size(); ++i) mx = std::max(mx, gate[i][c]);
@@ -55,7 +58,7 @@ void emit(const KvCompressorShape& s, const StateView& v, int64_t window, const 
 
 void kv_compressor_step(const KvCompressorShape& s, const KvCompressorWeights& w, const float* kv, const float* gate,
                         int64_t n, int64_t pos0, float eps, const RopeTable& rope, float* state,
-                        const std::function<float*(int64_t)>& entry_out) {
+                        FunctionRef<float*(int64_t)> entry_out) {
     STRATA_CHECK(s.ratio > 0 && s.dim >= rope.rope_dims, "a compressor needs a ratio and entries wider than the rope");
     const StateView v{s, state};
     const int64_t width = s.width();

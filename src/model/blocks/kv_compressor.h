@@ -17,10 +17,10 @@
 //   kv_compressor_step(shape, w, kv, gate, n, pos0, eps, rope, state, [&](int64_t w) { return entry_row(w); });
 
 #include <cstdint>
-#include <functional>
 
 #include "backend/cpu/rope_table.h"
 #include "backend/weight.h"
+#include "core/function_ref.h"
 
 namespace strata {
 
@@ -47,6 +47,6 @@ struct KvCompressorShape {
 // values rotated at position ratio·w. The state must hold the tokens before pos0 (zeros at 0).
 void kv_compressor_step(const KvCompressorShape& shape, const KvCompressorWeights& w, const float* kv, const float* gate,
                         int64_t n, int64_t pos0, float eps, const RopeTable& rope, float* state,
-                        const std::function<float*(int64_t)>& entry_out);
+                        FunctionRef<float*(int64_t)> entry_out);
 
 }  // namespace strata

@@ -16,6 +16,9 @@ namespace {
 // Scratch above every other block's slots (blocks.h, the hybrid, MLA and qwen4exp blocks).
 constexpr int kMhcNormed = CpuContext::kFirstFreeSlot + 60, kMhcMixes = kMhcNormed + 1;
 
+// The streams a token may have (deepseek4's keys reader allows up to this many).
+constexpr int64_t kMaxStreams = 64;
+
 float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
 
 // f: every token's hc·n_embd values divided by their RMS (no weight), then the fn mixes.
@@ -73,23 +76,25 @@ void mhc_pre(const MhcWeights& w, const ModelConfig& cfg, const float* X, int64_
     const float* base = w.base.f32();
     const float* scale = w.scale.f32();
     const float eps = cfg.dsv4.hc_eps;
-    std::vector<float> pre(static_cast<size_t>(hc));
+    STRATA_CHECK(hc <= kMaxStreams, "more hyper-connection streams than the mHC supports");
+    float pre[kMaxStreams];
     for (int64_t t = 0; t < n; ++t) {
         const float* mt = mixes + t * m;
         for (int64_t s = 0; s < hc; ++s) {
-            pre[static_cast<size_t>(s)] = sigmoid(mt[s] * scale[0] + base[s]) + eps;
+            pre[s] = sigmoid(mt[s] * scale[0] + base[s]) + eps;
             post[t * hc + s] = 2.0f * sigmoid(mt[hc + s] * scale[1] + base[hc + s]);
         }
         float* ct = comb + t * hc * hc;
         for (int64_t i = 0; i < hc * hc; ++i) ct[i] = mt[2 * hc + i] * scale[2] + base[2 * hc + i];
         mhc_sinkhorn(ct, hc, cfg.dsv4.sinkhorn_iters, eps);
-        collapse(pre.data(), X + t * hc * e, hc, e, x + t * e);
+        collapse(pre, X + t * hc * e, hc, e, x + t * e);
     }
 }
 
 void mhc_post(const float* y, const float* post, const float* comb, int64_t n, const ModelConfig& cfg, float* X) {
     const int64_t hc = cfg.hc_count, e = cfg.n_embd;
-    std::vector<float> mixed(static_cast<size_t>(hc * e));
+    thread_local std::vector<float> mixed;  // per thread: a decode step allocates nothing
+    mixed.resize(static_cast<size_t>(hc * e));
     for (int64_t t = 0; t < n; ++t) {
         float* Xt = X + t * hc * e;
         const float* ct = comb + t * hc * hc;
@@ -111,10 +116,11 @@ void mhc_head(const MhcHeadWeights& w, const ModelConfig& cfg, const float* X, i
     const float* mixes = mixes_of(w.fn, cfg, X, n, ctx);
     const float* base = w.base.f32();
     const float scale = w.scale.f32()[0];
-    std::vector<float> pre(static_cast<size_t>(hc));
+    STRATA_CHECK(hc <= kMaxStreams, "more hyper-connection streams than the mHC supports");
+    float pre[kMaxStreams];
     for (int64_t t = 0; t < n; ++t) {
-        for (int64_t s = 0; s < hc; ++s) pre[static_cast<size_t>(s)] = sigmoid(mixes[t * hc + s] * scale + base[s]) + cfg.dsv4.hc_eps;
-        collapse(pre.data(), X + t * hc * e, hc, e, out + t * e);
+        for (int64_t s = 0; s < hc; ++s) pre[s] = sigmoid(mixes[t * hc + s] * scale + base[s]) + cfg.dsv4.hc_eps;
+        collapse(pre, X + t * hc * e, hc, e, out + t * e);
     }
 }
 
