@@ -33,7 +33,7 @@ namespace strata::server {
 
 struct CheckpointStats {
     uint64_t hits = 0;     // admissions that restored a checkpoint
-    uint64_t misses = 0;   // admissions that shared a prefix with their slot but had no checkpoint in it
+    uint64_t misses = 0;   // admissions that shared more with a free slot than it kept, and restored none
     uint64_t stored = 0;   // checkpoints kept
     uint64_t evicted = 0;  // dropped for the budget (least recently used first)
     uint64_t dropped = 0;  // dropped because their slot's tokens were replaced

@@ -61,7 +61,7 @@ void render_checkpoints(std::string& out, const CheckpointStats& c) {
     metric(out, "strata_checkpoint_hits_total", "counter", "Requests that resumed from a turn checkpoint.");
     out += fmt::format("strata_checkpoint_hits_total {}\n", c.hits);
     metric(out, "strata_checkpoint_misses_total", "counter",
-           "Requests on a hybrid model that shared a prefix with their slot but found no checkpoint in it.");
+           "Requests on a hybrid model that shared more with a free slot than it could keep, and restored no checkpoint.");
     out += fmt::format("strata_checkpoint_misses_total {}\n", c.misses);
     metric(out, "strata_checkpoints_stored_total", "counter", "Turn checkpoints kept.");
     out += fmt::format("strata_checkpoints_stored_total {}\n", c.stored);

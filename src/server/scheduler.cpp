@@ -185,27 +185,26 @@ void Scheduler::sweep_queue_locked() {
 
 void Scheduler::admit_locked(std::unique_lock<std::mutex>& lock) {
     while (!queue_.empty()) {
-        const std::vector<int32_t>& prompt = queue_.front()->spec_.prompt;
         // The free slot that keeps the longest prefix of the prompt (its KV rows, and on hybrid
-        // models a state to resume from); on a tie the one sharing the most tokens with it (a
-        // hybrid model's conversation stays in its slot, with its checkpoints before the
-        // divergence), then the least recently used, so slots holding other conversations are
-        // overwritten last.
+        // models a state to resume from); on a tie the least recently used, so slots holding
+        // other conversations are overwritten last. (Not the one sharing the most tokens: on a
+        // hybrid model a prompt can share a few template tokens with a slot and keep none, and
+        // taking that slot would drop its conversation's checkpoints.)
         Slot* best = nullptr;
         Reuse best_offer;
-        const auto better = [](const Reuse& a, const Reuse& b) {
-            return a.tokens() != b.tokens() ? a.tokens() > b.tokens() : a.common > b.common;
-        };
+        bool looked_up = false;  // some slot shared more than it could keep: a checkpoint was looked for
         for (auto& slot : slots_) {
             if (slot->task) continue;
-            const Reuse offer = reuse_offer(*slot, prompt);
-            if (!best || better(offer, best_offer) ||
-                (!better(best_offer, offer) && slot->last_used < best->last_used)) {
+            const Reuse offer = reuse_offer(*slot, queue_.front()->spec_);
+            looked_up = looked_up || offer.looked_up;
+            if (!best || offer.tokens() > best_offer.tokens() ||
+                (offer.tokens() == best_offer.tokens() && slot->last_used < best->last_used)) {
                 best = slot.get();
                 best_offer = offer;
             }
         }
         if (!best) return;
+        best_offer.looked_up = looked_up;  // a hit or a miss for the metrics, whichever slot won
         Slot& slot = *best;
         slot.task = std::move(queue_.front());
         queue_.pop_front();

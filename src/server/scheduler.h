@@ -181,10 +181,13 @@ private:
         size_t common = 0;      // tokens the slot shares with the prompt
         size_t live = 0;        // kept as they are (Session::reusable_prefix)
         int64_t checkpoint = 0; // restorable from a turn checkpoint of the slot (0: none)
-        bool looked_up = false; // a checkpoint was looked for (the live prefix fell short)
+        // A checkpoint was looked for: the live prefix fell short of a shared part that reaches
+        // past the prompt's first turn start (less is a new conversation in the same template).
+        // At admission: in any free slot, so that a request is a hit or a miss.
+        bool looked_up = false;
         size_t tokens() const { return std::max(live, static_cast<size_t>(checkpoint)); }
     };
-    Reuse reuse_offer(const Slot& slot, const std::vector<int32_t>& prompt) const;
+    Reuse reuse_offer(const Slot& slot, const TaskSpec& task) const;
     size_t take_reuse(Slot& slot, const Reuse& offer);  // the prompt tokens now in the session
     // The prompt position the slot's next chunk must stop at to keep a checkpoint there (0: none).
     size_t next_checkpoint(Slot& slot);

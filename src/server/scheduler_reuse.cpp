@@ -9,7 +9,8 @@
 
 namespace strata::server {
 
-Scheduler::Reuse Scheduler::reuse_offer(const Slot& slot, const std::vector<int32_t>& prompt) const {
+Scheduler::Reuse Scheduler::reuse_offer(const Slot& slot, const TaskSpec& task) const {
+    const std::vector<int32_t>& prompt = task.prompt;
     Reuse r;
     const auto& have = slot.session.tokens();
     const size_t n = std::min(have.size(), prompt.size());
@@ -20,8 +21,9 @@ Scheduler::Reuse Scheduler::reuse_offer(const Slot& slot, const std::vector<int3
     r.live = static_cast<size_t>(slot.session.reusable_prefix(static_cast<int64_t>(limit)));
     // ...or from a checkpoint of this slot within the shared prefix, whose KV rows the slot holds.
     if (takes_checkpoints_ && r.live < limit) {
-        r.looked_up = true;
         r.checkpoint = checkpoints_.best(slot.id, static_cast<int64_t>(limit));
+        const int64_t first_turn = task.checkpoints.empty() ? 0 : task.checkpoints.front();
+        r.looked_up = r.checkpoint > 0 || static_cast<int64_t>(limit) > first_turn;
     }
     return r;
 }

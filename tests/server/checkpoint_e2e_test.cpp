@@ -186,5 +186,35 @@ TEST(TurnCheckpoints, ABudgetForOneStateEvictsTheTurnStartsAndTheNextTurnIsReadW
     }
 }
 
+// A side request of another conversation (an agent's title or summary call) between two turns:
+// with one slot it overwrites the conversation's rows, and its checkpoints past the shared
+// prefix go with them; with two, the least recently used slot takes it and the conversation
+// resumes.
+TEST(TurnCheckpoints, ASideRequestTakesTheOtherSlotAndTheConversationStillResumes) {
+    if (!hybrid_model()) GTEST_SKIP() << "test data missing: models/qwen3next.gguf";
+    json m1 = with(with(json::array(), "system", "You are a careful coding agent."), "user", "Read main.cpp.");
+    json m2 = with(with(m1, "assistant", "I read it."), "user", "What does it do?");
+    const json side = with(json::array(), "user", "Write a title for this chat.");
+    for (int slots : {1, 2}) {
+        SchedulerOptions o = options(64 * state_bytes());
+        o.n_slots = slots;
+        TestServer srv({}, o, hybrid_model());
+        ask(srv, m1);
+        ask(srv, side);
+        const Turn t2 = ask(srv, m2);
+        // The side request shares only the template's first token with the conversation: not a
+        // miss; nor is the next turn where the side request overwrote the conversation.
+        EXPECT_EQ(metric(srv, "strata_checkpoint_misses_total"), 0);
+        if (slots == 1) {
+            EXPECT_EQ(t2.cached, 0);
+            EXPECT_GT(metric(srv, "strata_checkpoints_dropped_total"), 0);
+            EXPECT_EQ(metric(srv, "strata_checkpoint_hits_total"), 0);
+        } else {
+            EXPECT_EQ(t2.cached, reply_start(m1));
+            EXPECT_EQ(metric(srv, "strata_checkpoint_hits_total"), 1);
+        }
+    }
+}
+
 }  // namespace
 }  // namespace strata::server::test
