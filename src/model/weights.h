@@ -40,6 +40,8 @@ public:
     }
 
     const Status& status() const { return status_; }
+    // The file's path, for the messages of the caller's own checks.
+    const std::string& path() const { return file_.path(); }
 
 private:
     Weight load(const std::string& name, std::initializer_list<int64_t> shape, bool required, bool f32_only,

@@ -113,6 +113,16 @@ TEST(Deepseek4Load, AnMtpBlockIsLoadedBesideTheTrunk) {
     EXPECT_NE(load_edited(with_mtp).find("blk.5.nextn.eh_proj.weight"), std::string::npos);
 }
 
+TEST(Deepseek4Load, AHashTableNamingAMissingExpertIsRefused) {
+    test::TinyDeepseek4 edit;
+    edit.bad_expert_id = 8;  // the tiny model has experts 0..7
+    const std::string message = load_edited(edit);
+    EXPECT_NE(message.find("blk.1.ffn_gate_tid2eid.weight: token 7 names expert 8, outside 0..7"), std::string::npos)
+        << message;
+    edit.bad_expert_id = 0;  // a valid id (a repeat of another pick is allowed): loads
+    EXPECT_EQ(load_edited(edit), "");
+}
+
 TEST(Deepseek4Load, UnsupportedRatiosAreRefused) {
     test::TinyDeepseek4 edit;
     edit.ratios = {0, 0, 4, 64, 4};  // the tensors of a ratio-64 block would be HCA-shaped

@@ -29,6 +29,7 @@ struct TinyDeepseek4 {
     std::function<void(GgufWriter&)> edit_keys;
     std::string drop_tensor;  // a tensor left out
     bool mtp = false;         // one MTP block after the trunk (nextn_predict_layers 1), written last
+    int32_t bad_expert_id = -1;  // >= 0: token 7's first expert in block 1's tid2eid (a corrupt table)
 };
 
 inline std::string write_tiny_deepseek4(const std::string& path, const TinyDeepseek4& m = {}, uint32_t seed = 7) {
@@ -150,6 +151,7 @@ inline std::string write_tiny_deepseek4(const std::string& path, const TinyDeeps
                 std::shuffle(order.begin(), order.end(), rng);
                 ids.insert(ids.end(), order.begin(), order.begin() + m.used);
             }
+            if (m.bad_expert_id >= 0 && il == 1) ids[7 * m.used] = m.bad_expert_id;
             const std::string name = b + "ffn_gate_tid2eid.weight";
             if (name != m.drop_tensor) {
                 std::vector<uint8_t> bytes(ids.size() * sizeof(int32_t));

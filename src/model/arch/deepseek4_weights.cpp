@@ -1,5 +1,7 @@
 #include "model/arch/deepseek4_weights.h"
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "model/weights.h"
@@ -57,8 +59,24 @@ void load_block(WeightLoader& w, uint32_t il, const ModelConfig& c, Deepseek4Lay
     const int64_t n_exp = c.n_expert, ff = c.n_ff_expert, ff_sh = int64_t{c.n_ff_expert} * c.n_expert_shared;
     m.norm = w.require_f32(b + "ffn_norm.weight", {e});
     m.router = w.require(b + "ffn_gate_inp.weight", {e, n_exp});
-    if (il < c.dsv4.n_hash_layers) m.tid2eid = w.require_i32(b + "ffn_gate_tid2eid.weight", {int64_t{c.n_expert_used}, int64_t{c.n_vocab}});
-    else m.bias = w.require_f32(b + "exp_probs_b.bias", {n_exp});
+    if (il < c.dsv4.n_hash_layers) {
+        m.tid2eid = w.require_i32(b + "ffn_gate_tid2eid.weight", {int64_t{c.n_expert_used}, int64_t{c.n_vocab}});
+        // The table picks the experts: an id outside them would read past the expert tensors.
+        if (m.tid2eid) {
+            const auto* ids = reinterpret_cast<const int32_t*>(m.tid2eid.data);
+            const int64_t count = int64_t{c.n_expert_used} * c.n_vocab;
+            for (int64_t i = 0; i < count; ++i) {
+                if (ids[i] < 0 || ids[i] >= n_exp) {
+                    w.fail(fmt::format("{}: tensor {}: token {} names expert {}, outside 0..{}", w.path(),
+                                       b + "ffn_gate_tid2eid.weight", i / c.n_expert_used, ids[i], n_exp - 1));
+                    m.tid2eid = {};
+                    break;
+                }
+            }
+        }
+    } else {
+        m.bias = w.require_f32(b + "exp_probs_b.bias", {n_exp});
+    }
     m.gate_exps = w.require(b + "ffn_gate_exps.weight", {e, ff, n_exp});
     m.up_exps = w.require(b + "ffn_up_exps.weight", {e, ff, n_exp});
     m.down_exps = w.require(b + "ffn_down_exps.weight", {ff, e, n_exp});
