@@ -32,17 +32,12 @@
 #include "core/function_ref.h"
 #include "core/status.h"
 #include "runtime/draft_length.h"
+#include "runtime/draft_mode.h"
 #include "runtime/drafter.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 
 namespace strata {
-
-// --draft: none (plain decoding), lookup (always k_max drafts where the lookup finds some),
-// auto (lookup with k chosen online in 0..k_max, 0 where it does not pay).
-enum class DraftMode { None, Lookup, Auto };
-Result<DraftMode> parse_draft_mode(std::string_view name);
-std::string_view draft_mode_name(DraftMode mode);
 
 struct SpeculationOptions {
     DraftMode mode = DraftMode::Auto;
