@@ -22,12 +22,6 @@
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
 
-// A replaced operator new that mallocs, paired with a delete that frees, is the pair GCC's
-// -Wmismatched-new-delete cannot see through once inlined into callers.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
 namespace {
 std::atomic<bool> g_counting{false};
 std::atomic<long long> g_allocations{0};

@@ -163,15 +163,16 @@ TEST(Deepseek4Indexer, KeepsTheBestScoresOfTheVisibleEntries) {
     const std::vector<float> keys = {1, 1, -5, 4, 3, -1, 0.5f, 1, 2, 2};
     // 1.5, 2 (relu drops the −5), 3, 1, 3
     std::vector<int64_t> picks(5, -1);
-    ASSERT_EQ(lightning_indexer_top_k(q.data(), weights.data(), 2, 2, keys.data(), 5, 2, 1.0f, picks.data()), 2);
+    LightningIndexerScratch scratch;
+    ASSERT_EQ(lightning_indexer_top_k(q.data(), weights.data(), 2, 2, keys.data(), 5, 2, 1.0f, picks.data(), scratch), 2);
     EXPECT_EQ(picks[0], 2);  // the tie at 3 keeps the lower index ...
     EXPECT_EQ(picks[1], 4);  // ... and both are kept, ascending
-    ASSERT_EQ(lightning_indexer_top_k(q.data(), weights.data(), 2, 2, keys.data(), 5, 3, 1.0f, picks.data()), 3);
+    ASSERT_EQ(lightning_indexer_top_k(q.data(), weights.data(), 2, 2, keys.data(), 5, 3, 1.0f, picks.data(), scratch), 3);
     EXPECT_EQ(std::vector<int64_t>(picks.begin(), picks.begin() + 3), (std::vector<int64_t>{1, 2, 4}));
     // Only the visible entries compete, and no more than are visible are kept.
-    ASSERT_EQ(lightning_indexer_top_k(q.data(), weights.data(), 2, 2, keys.data(), 2, 4, 1.0f, picks.data()), 2);
+    ASSERT_EQ(lightning_indexer_top_k(q.data(), weights.data(), 2, 2, keys.data(), 2, 4, 1.0f, picks.data(), scratch), 2);
     EXPECT_EQ(std::vector<int64_t>(picks.begin(), picks.begin() + 2), (std::vector<int64_t>{0, 1}));
-    EXPECT_EQ(lightning_indexer_top_k(q.data(), weights.data(), 2, 2, keys.data(), 0, 4, 1.0f, picks.data()), 0);
+    EXPECT_EQ(lightning_indexer_top_k(q.data(), weights.data(), 2, 2, keys.data(), 0, 4, 1.0f, picks.data(), scratch), 0);
 }
 
 TEST(Deepseek4Routing, SqrtSoftplusScoresWeighTheChosenExperts) {

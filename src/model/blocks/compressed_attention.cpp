@@ -175,6 +175,8 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     const int64_t window = c.sliding_window;
     const float index_scale = 1.0f / std::sqrt(static_cast<float>(idim));
+    int64_t n_ctx = 0;
+    for (const BatchSequence& s : batch.sequences) n_ctx = std::max(n_ctx, s.kv->n_ctx());
     // A row's keys: its window's raw rows, then its entries (the indexer's picks on CSA layers).
     const auto gather_keys = [&](int64_t t, std::vector<float>& keys, std::vector<int64_t>& picks) {
         const BatchSequence& s = batch.sequences[static_cast<size_t>(seq_of_row[t])];
@@ -185,9 +187,11 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
         int64_t n_entries = 0;
         if (ratio == kCsaRatio) {
             picks.resize(static_cast<size_t>(c.indexer.top_k));
+            thread_local LightningIndexerScratch scratch;
+            scratch.reserve(n_ctx / ratio);
             const float* index_keys = visible > 0 ? cache.entry(kDsv4IndexPlane, il, 0) : nullptr;
             n_entries = lightning_indexer_top_k(index_q + t * ih * idim, index_w + t * ih, ih, idim, index_keys, visible,
-                                                c.indexer.top_k, index_scale, picks.data());
+                                                c.indexer.top_k, index_scale, picks.data(), scratch);
         } else if (ratio > 0) {
             n_entries = visible;
         }
@@ -202,11 +206,19 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
     };
     const float* sinks = w.sinks.f32();
     const F32RowKernels& kernels = f32_row_kernels();
-    // The most keys a row of these sequences can have (its window and every entry it may see):
-    // the buffers are reserved for it once, so that they never grow as the context does.
-    int64_t n_ctx = 0;
-    for (const BatchSequence& s : batch.sequences) n_ctx = std::max(n_ctx, s.kv->n_ctx());
-    const int64_t max_keys = window + (ratio == kCsaRatio ? int64_t{c.indexer.top_k} : ratio > 0 ? n_ctx / ratio : 0);
+    // The most keys a row of any layer can have (its window and every entry it may see): the
+    // buffers are reserved for it once, so that they never grow as the context does. The bound is
+    // the model's, not this layer's: a worker may first run heads of a layer with few entries and
+    // only later, in the token loop, those of one with many.
+    int64_t max_entries = 0;
+    for (uint32_t l = 0; l < c.n_layer; ++l) {
+        const uint32_t layer_ratio = c.indexer.ratio(l);
+        const int64_t entries = layer_ratio == kCsaRatio ? int64_t{c.indexer.top_k}
+                                : layer_ratio > 0        ? n_ctx / layer_ratio
+                                                         : 0;
+        max_entries = std::max(max_entries, entries);
+    }
+    const int64_t max_keys = window + max_entries;
     const auto reserve = [&](std::vector<float>& keys, std::vector<float>* logits) {
         keys.reserve(static_cast<size_t>(max_keys * hd));
         if (logits) logits->reserve(static_cast<size_t>(max_keys));
@@ -230,15 +242,21 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
         // arithmetic per head, so the same bits either way).
         // (The calling thread's buffers, kept from step to step; the workers read them through
         // the pointer, a thread_local named inside the lambda would be each worker's own.)
+        // The heads' logits per range, not per thread, and reserved here: the pool's ranges are
+        // claimed, so which thread runs heads differs from step to step, and a worker's own
+        // buffer would first grow in whichever token step it first took a range.
         thread_local std::vector<float> keys;
         thread_local std::vector<int64_t> picks;
+        thread_local std::vector<std::vector<float>> range_logits;
         reserve(keys, nullptr);
+        if (range_logits.size() < static_cast<size_t>(ctx.pool().size())) range_logits.resize(static_cast<size_t>(ctx.pool().size()));
+        for (std::vector<float>& logits : range_logits) logits.reserve(static_cast<size_t>(max_keys));
+        std::vector<float>* const logits_of_range = range_logits.data();  // the calling thread's, for the workers
         for (int64_t t = 0; t < n; ++t) {
             const int64_t n_keys = gather_keys(t, keys, picks);
             const float* key_rows = keys.data();
-            ctx.pool().parallel_for(H, [&](int64_t h0, int64_t h1, int) {
-                thread_local std::vector<float> logits;
-                logits.reserve(static_cast<size_t>(max_keys));
+            ctx.pool().parallel_for(H, [&](int64_t h0, int64_t h1, int range) {
+                std::vector<float>& logits = logits_of_range[range];
                 for (int64_t h = h0; h < h1; ++h) {
                     attend_head(kernels, q + (t * H + h) * hd, key_rows, n_keys, hd, scale, sinks[h], logits,
                                 heads + (t * H + h) * hd);

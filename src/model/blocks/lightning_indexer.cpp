@@ -1,19 +1,19 @@
 #include "model/blocks/lightning_indexer.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "backend/cpu/f32_rows.h"
-#include <numeric>
-#include <vector>
 
 namespace strata {
 
 int64_t lightning_indexer_top_k(const float* q, const float* weights, int64_t n_head, int64_t dim, const float* keys,
-                                int64_t n_visible, int64_t k, float scale, int64_t* picks) {
+                                int64_t n_visible, int64_t k, float scale, int64_t* picks,
+                                LightningIndexerScratch& scratch) {
     const int64_t kept = std::min(k, n_visible);
     if (kept <= 0) return 0;
-    thread_local std::vector<float> scores;
-    thread_local std::vector<int64_t> order;
+    std::vector<float>& scores = scratch.scores;
+    std::vector<int64_t>& order = scratch.order;
     scores.resize(static_cast<size_t>(n_visible));
     for (int64_t w = 0; w < n_visible; ++w) {
         const float* key = keys + w * dim;
