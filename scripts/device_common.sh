@@ -1,5 +1,5 @@
 # Shared by the scripts/device_*.sh runs (sourced, not run): their arguments, `step`, `bench`,
-# `bench_env`, `synth_model` and the machine description. Every script starts with
+# `bench_env`, `synth_model`, `synth_flash` and the machine description. Every script starts with
 #   source "$(dirname "$0")/device_common.sh" "$@"
 # which reads OUT_DIR BIN_DIR TESTDATA [LAYERS (48)] into $out $bin $data $layers (and leaves
 # further arguments in $extra), makes OUT_DIR, points the tests at TESTDATA and describes the
@@ -70,6 +70,25 @@ bench_env() {  # name [VAR=value...] -- args...
 synth_model() {
   step synth 300 "$bin/strata" synth --preset qwen3-30b-a3b --layers "$layers" \
     --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$model" "$@"
+}
+
+# The synthetic Qwen3.8-Flash-Next (Q2_0 mix, n-gram table cut to 20,000,000 rows: 1.8 GB instead
+# of 28.8 GB, for a 64 GiB disk) into $model, its first shard; synth flags after (--layers N).
+# With FLASH_GGUF naming an existing first shard, that file is used (and drop_flash keeps it), so
+# that several scripts in one machine session write the ~40 GB file once.
+synth_flash() {
+  if [[ -n ${FLASH_GGUF:-} && -f $FLASH_GGUF ]]; then
+    model=$FLASH_GGUF
+    echo "using $model"
+    return
+  fi
+  model=${TMPDIR:-/tmp}/flash.gguf
+  step synth 600 "$bin/strata" synth --preset qwen3.8-flash-next --mix q2_0 --ple-rows 20000000 -o "$model" "$@"
+  tail -2 "$out/synth.txt"
+  model=${model%.gguf}-00001-of-00002.gguf
+}
+drop_flash() {  # removes what synth_flash wrote, not a FLASH_GGUF file
+  if [[ $model != "${FLASH_GGUF:-}" ]]; then rm -f "${model%-00001-of-00002.gguf}"-0000*; fi
 }
 
 # `strata serve -m $model --device gpu [ARGS]` with 16 slots, then `strata loadgen` with 1, 4 and

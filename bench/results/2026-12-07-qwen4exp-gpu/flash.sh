@@ -6,15 +6,13 @@
 # row still comes from the disk. strata bench with a 12 GiB and a 24 GiB budget. Logs in one tar.
 # Not yet run: no device time was left for it (the synthetic file alone is ~40 GB to write).
 # Usage (repo root on the device): bench/results/2026-12-07-qwen4exp-gpu/flash.sh OUT BIN TESTDATA
+# FLASH_GGUF: an already synthesized file (its first shard) to use and keep instead.
 source "$(dirname "$0")/../../../scripts/device_common.sh" "$@"
-model=${TMPDIR:-/tmp}/flash.gguf
-step synth 300 "$bin/strata" synth --preset qwen3.8-flash-next --mix q2_0 --ple-rows 20000000 -o "$model"
-tail -2 "$out/synth.txt"; ls -l "${model%.gguf}"-0000*
-model=${model%.gguf}-00001-of-00002.gguf
+synth_flash
 step plan12 60 "$bin/strata" plan -m "$model" --vram 12GiB --ram 100GiB --ctx 4096
 grep -E "n-gram|disk|VRAM|RAM" "$out/plan12.txt" | head -8
 for budget in 12 24; do
   bench_line "b$budget" --device gpu --vram-budget "${budget}GiB" --ple-table ssd -p 512 -n 32 -r 1
 done
-rm -f "${model%-00001-of-00002.gguf}"-0000*
+drop_flash
 tar -C "$out" -czf "$out.tgz" . && rm -rf "$out"

@@ -10,6 +10,7 @@
 # below 1.0x with offloaded experts and >= 1.6x at 80% acceptance; no GPU verification here yet
 # goes through a per-token recurrent copy, so qwen4exp's partial acceptances replay the kept tokens.
 # Usage (repo root on the device): bench/results/2026-12-07-speculative-gpu/device.sh OUT BIN TESTDATA
+# FLASH_GGUF: an already synthesized Qwen3.8-Flash-Next (its first shard) to use and keep instead.
 source "$(dirname "$0")/../../../scripts/device_common.sh" "$@"
 export STRATA_SOURCE_DIR=$PWD  # the project's fixtures for the test binaries
 step runtime_tests 540 "$bin/strata_runtime_tests" --gtest_filter='*Speculative*:DraftLength*:PromptLookup*'
@@ -20,10 +21,7 @@ for mode in auto lookup; do
   step "builtin_$mode" 300 "$bin/strata" bench -m "$model" --device gpu -p 0 -n 256 -r 3 --draft "$mode" --draft-prompt "$out/genesis.txt"
   grep -E "draft" "$out/builtin_$mode.txt"
 done
-model=${TMPDIR:-/tmp}/flash.gguf
-step synth 300 "$bin/strata" synth --preset qwen3.8-flash-next --mix q2_0 --ple-rows 20000000 -o "$model"
-tail -2 "$out/synth.txt"
-model=${model%.gguf}-00001-of-00002.gguf
+synth_flash
 for accept in 0 0.5 0.8; do
   for mode in auto lookup; do
     step "flash12_${mode}_$accept" 540 "$bin/strata" bench -m "$model" --device gpu --vram-budget 12GiB --ple-table ssd \
@@ -31,5 +29,5 @@ for accept in 0 0.5 0.8; do
     grep -E "draft|experts:" "$out/flash12_${mode}_$accept.txt" | head -4
   done
 done
-rm -f "${model%-00001-of-00002.gguf}"-0000*
+drop_flash
 tar -C "$out" -czf "$out.tgz" . && rm -rf "$out"

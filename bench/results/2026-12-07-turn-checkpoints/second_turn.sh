@@ -8,11 +8,9 @@
 # to the first token. The same turn 2 against a server without checkpoints (--checkpoint-ram 0)
 # shows what a full re-read costs. Results: OUT/turns.txt (prompt_ms, cached tokens, curl seconds).
 # Usage (repo root on the device): bench/results/2026-12-07-turn-checkpoints/second_turn.sh OUT BIN TESTDATA
+# FLASH_GGUF: an already synthesized Qwen3.8-Flash-Next (its first shard; any depth) to use and keep instead.
 source "$(dirname "$0")/../../../scripts/device_common.sh" "$@"
-model=${TMPDIR:-/tmp}/flash16.gguf
-step synth 300 "$bin/strata" synth --preset qwen3.8-flash-next --mix q2_0 --layers 16 --ple-rows 20000000 -o "$model"
-tail -2 "$out/synth.txt"
-model=${model%.gguf}-00001-of-00002.gguf
+synth_flash --layers 16
 printf '%s' '{% for m in messages %}<|im_start|>{{ m.role }}
 {{ m.content }}<|im_end|>
 {% endfor %}{% if add_generation_prompt %}<|im_start|>assistant
@@ -61,4 +59,4 @@ ask warmup_reread warmup.json
 ask turn2_reread turn2.json
 kill "$serve_pid"; wait "$serve_pid" 2> /dev/null
 cat "$out/metrics_checkpoints.txt"
-rm -f "${model%-00001-of-00002.gguf}"-0000*
+drop_flash
