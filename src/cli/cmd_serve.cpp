@@ -1,7 +1,9 @@
 // `strata serve -m MODEL.gguf [--host H] [--port P] [--api-key KEY | --api-key-file F] [--slots N]
 // [--ctx-size N] [--cors ORIGIN] [--max-queue N] [--timeout S] [--checkpoint-ram MIB] [-t threads]`: the OpenAI- and
 // Anthropic-compatible server (server/). It listens at once, so /health can say "loading" while the model loads;
-// SIGINT/SIGTERM stop new requests, let the ones in flight finish, and exit.
+// SIGINT/SIGTERM stop new requests, let the ones in flight finish, and exit. By default the engine runs in a
+// child process under a supervisor (server/supervisor.h) that restarts it after a crash or a hang;
+// --no-supervise runs it in this process.
 #include <fmt/format.h>
 #include <pthread.h>
 
@@ -14,6 +16,8 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 #include "cli/builtin_model.h"
 #include "cli/command.h"
 #include "cli/serve_hardware_metrics.h"
@@ -24,6 +28,7 @@
 #include "runtime/engine.h"
 #include "server/http_server.h"
 #include "server/scheduler.h"
+#include "server/supervisor.h"
 
 namespace strata::cli {
 namespace {
@@ -44,6 +49,9 @@ struct ServeOptions {
     size_t stored_responses = 256;
     int64_t checkpoint_mib = 4096;
     int threads = 0;
+    bool no_supervise = false;
+    int watchdog_seconds = 300;
+    int engine_report_fd = -1;  // set by the supervisor for its engine child: where to report the port
     SamplingFlags sampling;
     SpeculationFlags speculation;  // the default of requests that do not set "speculative"
     DeviceFlags device;  // the server's default stays the CPU (set at registration); --device auto|gpu opts in
@@ -61,10 +69,61 @@ std::string trim(std::string s) {
     return s;
 }
 
+// Blocks SIGINT and SIGTERM in this thread and every thread started after it, for one sigwait
+// thread: no handler ever runs inside the engine or an HTTP worker.
+sigset_t block_stop_signals() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    return signals;
+}
+
+// The supervisor's side: the port, and an engine child running these same arguments.
+int run_supervisor(const ServeOptions& o) {
+    server::SupervisorOptions so;
+    so.engine_argv = process_arguments();
+    so.host = o.host;
+    so.port = o.port;
+    so.watchdog = std::chrono::seconds(o.watchdog_seconds);
+    so.request_timeout = std::chrono::seconds(o.timeout_seconds);
+    so.drain = std::chrono::seconds(o.drain_seconds);
+    so.max_body_bytes = o.max_body_mb << 20;
+    so.http_threads = o.slots + static_cast<int>(o.max_queue) + 16;
+    sigset_t signals = block_stop_signals();
+    server::Supervisor supervisor(so);
+    if (Status s = supervisor.bind(); !s) return report_failure("serve", s.message());
+    fmt::print(stderr, "strata serve: listening on http://{}:{} (the engine starts in a supervised process)\n", o.host, supervisor.port());
+    supervisor.start();
+    int sig = 0;
+    sigwait(&signals, &sig);
+    fmt::print(stderr, "strata serve: stopping: the engine finishes the requests in progress (up to {} s)\n", o.drain_seconds);
+    std::thread([signals]() mutable {
+        int second = 0;
+        sigwait(&signals, &second);
+        fmt::print(stderr, "strata serve: second signal, exiting without waiting\n");
+        std::_Exit(128 + second);  // the engine follows: it dies with its parent
+    }).detach();
+    supervisor.stop();
+    fmt::print(stderr, "strata serve: stopped\n");
+    return 0;
+}
+
 int run_serve(ServeOptions o) {
     auto model_path = model_or_builtin(o.model, "serve");
     if (!model_path) return report_failure("serve", model_path.status().message());
     o.model = *model_path;
+    const bool engine_child = o.engine_report_fd >= 0;
+#if defined(_WIN32)
+    o.no_supervise = true;  // the supervisor needs POSIX processes (server/engine_process.h)
+#endif
+    if (!engine_child && !o.no_supervise) return run_supervisor(o);
+    if (engine_child) {
+        // Only the supervisor reaches this port; it forwards every request with the client's key.
+        o.host = "127.0.0.1";
+        o.port = 0;
+    }
     server::ServerOptions so;
     so.host = o.host;
     so.port = o.port;
@@ -101,18 +160,21 @@ int run_serve(ServeOptions o) {
     auto request = engine_request(o.model, o.device, o.tiers, o.n_ctx * o.slots, o.n_batch);
     if (request) request->chat_template = template_text;
 
-    // Signals are taken by one thread with sigwait; every thread started from here inherits the
-    // blocked mask, so no handler ever runs inside the engine or an HTTP worker.
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    sigset_t signals = block_stop_signals();
 
     server::ServerContext ctx(so);
     server::HttpServer http(ctx);
     if (Status s = http.bind(); !s) return report_failure("serve", s.message());
-    fmt::print(stderr, "strata serve: listening on http://{}:{} (model {} loading)\n", o.host, http.port(), so.model_id);
+    if (engine_child) {
+        const std::string line = fmt::format("port {}\n", http.port());
+        if (write(o.engine_report_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+            return report_failure("serve", "the engine could not report its port to the supervisor");
+        }
+        close(o.engine_report_fd);
+        fmt::print(stderr, "strata serve: engine (pid {}) loading model {}\n", getpid(), so.model_id);
+    } else {
+        fmt::print(stderr, "strata serve: listening on http://{}:{} (model {} loading)\n", o.host, http.port(), so.model_id);
+    }
     std::thread http_thread([&] { http.run(); });
 
     std::mutex mutex;
@@ -211,6 +273,15 @@ CommandRegistration registration("serve", "OpenAI- and Anthropic-compatible HTTP
                    "the next turn resumes instead of re-reading its prompt; least recently used dropped; 0: off)")
         ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
     add_threads_option(app, o->threads);
+    app.add_flag("--no-supervise", o->no_supervise,
+                 "Run the engine in this process (by default a supervisor runs it in a child process and starts a new one "
+                 "after a crash or a hang; the requests in flight then get an error)");
+    app.add_option("--watchdog", o->watchdog_seconds,
+                   "Seconds an engine step may run, or the engine go without answering, before the supervisor kills and "
+                   "restarts it")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 86400));
+    app.add_option("--engine-report-fd", o->engine_report_fd)->group("");  // the supervisor's engine child: internal
     o->sampling.add_to(app, SamplingFlags::Use::RequestDefaults);
     o->speculation.add_to(app);
     o->device.device = "cpu";

@@ -186,7 +186,8 @@ void HttpServer::install_routes() {
                 body = {{"status", ctx.draining() ? "draining" : "ready"},
                         {"slots_idle", st.slots - st.active},
                         {"slots_busy", st.active},
-                        {"queued", st.queued}};
+                        {"queued", st.queued},
+                        {"step_seconds", ctx.scheduler().running_step_seconds()}};
                 break;
             }
         }

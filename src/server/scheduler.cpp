@@ -129,6 +129,13 @@ SchedulerStats Scheduler::stats() const {
     return s;
 }
 
+double Scheduler::running_step_seconds() const {
+    const int64_t began = step_started_ns_.load(std::memory_order_relaxed);
+    if (began == 0) return 0.0;
+    const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+    return static_cast<double>(now - began) * std::chrono::steady_clock::period::num / std::chrono::steady_clock::period::den;
+}
+
 // ---- the engine thread -----------------------------------------------------------------------
 
 void Scheduler::engine_loop() {
@@ -144,7 +151,9 @@ void Scheduler::engine_loop() {
         }
         lock.unlock();
         // Every busy slot advances together: one forward pass for all of them.
+        step_started_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
         const StepRecord record = run_step();
+        step_started_ns_.store(0, std::memory_order_relaxed);
         lock.lock();
         record_step_locked(record);
     }

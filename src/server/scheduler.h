@@ -148,6 +148,9 @@ public:
     bool wait_idle(std::chrono::milliseconds timeout);
 
     SchedulerStats stats() const;
+    // How long the engine's current forward pass has run (0 between passes): the supervisor's
+    // watchdog reads it through /health to tell a long pass from a hung one.
+    double running_step_seconds() const;
     const SchedulerOptions& options() const { return options_; }
     // Whether tasks' checkpoint positions are used: a hybrid model and a checkpoint budget.
     bool takes_checkpoints() const { return takes_checkpoints_; }
@@ -155,6 +158,7 @@ public:
 private:
     struct Slot;
     void engine_loop();
+    std::atomic<int64_t> step_started_ns_{0};  // steady-clock time the running pass began; 0: none
     void admit_locked(std::unique_lock<std::mutex>& lock);
     void sweep_queue_locked();
     // One engine step over every busy slot (scheduler_step.cpp); returns what ran.

@@ -1,0 +1,45 @@
+#pragma once
+// One engine child of `strata serve`'s supervisor (server/supervisor.h): the same executable
+// started again with the user's `serve` arguments plus `--engine-report-fd N`, which makes it
+// listen on a free loopback port and write "port P\n" to the pipe N. It dies with the supervisor
+// (Linux: the parent-death signal). POSIX only: on Windows start() says so and serve runs unsupervised.
+//
+//   auto child = EngineProcess::start(argv);       // argv[0]: this executable
+//   std::optional<int> port = child->read_port(std::chrono::seconds(30));
+//   if (auto gone = child->poll_exit()) ...        // "killed by signal 9 (SIGKILL)"
+//   child->kill(SIGKILL); std::string why = child->wait();
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace strata::server {
+
+class EngineProcess {
+public:
+    static Result<std::unique_ptr<EngineProcess>> start(const std::vector<std::string>& argv);
+    ~EngineProcess();
+    EngineProcess(const EngineProcess&) = delete;
+    EngineProcess& operator=(const EngineProcess&) = delete;
+
+    int pid() const { return pid_; }
+    // The port the child reported, within `timeout`; nullopt when it exited or said nothing.
+    std::optional<int> read_port(std::chrono::milliseconds timeout);
+    // How the child ended, once it has (reaped here); nullopt while it runs.
+    std::optional<std::string> poll_exit();
+    // Blocks until the child has ended; how it ended.
+    std::string wait();
+    void kill(int signal) const;
+
+private:
+    EngineProcess(int pid, int report_fd) : pid_(pid), report_fd_(report_fd) {}
+    int pid_ = -1;
+    int report_fd_ = -1;
+    std::optional<std::string> ended_;
+};
+
+}  // namespace strata::server
