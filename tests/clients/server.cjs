@@ -9,13 +9,13 @@ const path = require("node:path");
 
 const repoRoot = path.resolve(__dirname, "../..");
 
-async function startServer({ apiKey, ctxSize = 512 } = {}) {
+async function startServer({ apiKey, ctxSize = 512, slots = 1, extraArgs = [] } = {}) {
   const bin = process.env.STRATA_BIN;
   if (!bin) throw new Error("STRATA_BIN is not set: point it at the built strata executable");
   const model = path.join(repoRoot, "models/strata-kjv-moe.gguf");
   // --port 0: the system picks a free port, printed as "listening on http://127.0.0.1:PORT".
-  const args = ["serve", "-m", model, "--host", "127.0.0.1", "--port", "0", "--slots", "1",
-    "--ctx-size", String(ctxSize), "-t", "2"];
+  const args = ["serve", "-m", model, "--host", "127.0.0.1", "--port", "0", "--slots", String(slots),
+    "--ctx-size", String(ctxSize), "-t", "2", ...extraArgs];
   if (apiKey) args.push("--api-key", apiKey);
   const child = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
   let log = "";
