@@ -163,7 +163,7 @@ TEST(Deepseek4Indexer, KeepsTheBestScoresOfTheVisibleEntries) {
     const std::vector<float> keys = {1, 1, -5, 4, 3, -1, 0.5f, 1, 2, 2};
     // 1.5, 2 (relu drops the −5), 3, 1, 3
     std::vector<int64_t> picks(5, -1);
-    LightningIndexerScratch scratch;
+    IndexScoreScratch scratch;
     ASSERT_EQ(lightning_indexer_top_k(q.data(), weights.data(), 2, 2, keys.data(), 5, 2, 1.0f, picks.data(), scratch), 2);
     EXPECT_EQ(picks[0], 2);  // the tie at 3 keeps the lower index ...
     EXPECT_EQ(picks[1], 4);  // ... and both are kept, ascending

@@ -187,7 +187,7 @@ void compressed_attention(const CompressedAttentionWeights& w, const ModelConfig
         int64_t n_entries = 0;
         if (ratio == kCsaRatio) {
             picks.resize(static_cast<size_t>(c.indexer.top_k));
-            thread_local LightningIndexerScratch scratch;
+            thread_local IndexScoreScratch scratch;
             scratch.reserve(n_ctx / ratio);
             const float* index_keys = visible > 0 ? cache.entry(kDsv4IndexPlane, il, 0) : nullptr;
             n_entries = lightning_indexer_top_k(index_q + t * ih * idim, index_w + t * ih, ih, idim, index_keys, visible,

@@ -9,7 +9,7 @@ namespace strata {
 
 int64_t lightning_indexer_top_k(const float* q, const float* weights, int64_t n_head, int64_t dim, const float* keys,
                                 int64_t n_visible, int64_t k, float scale, int64_t* picks,
-                                LightningIndexerScratch& scratch) {
+                                IndexScoreScratch& scratch) {
     const int64_t kept = std::min(k, n_visible);
     if (kept <= 0) return 0;
     std::vector<float>& scores = scratch.scores;

@@ -5,33 +5,21 @@
 //   score(w) = Σ_h weight_h · relu(q_h · K_w) · scale
 // and the best k are kept (all of them when fewer are visible).
 //
-//   LightningIndexerScratch scratch;
+//   IndexScoreScratch scratch;
 //   scratch.reserve(n_ctx / ratio);  // once, so that decode steps never grow it
 //   int64_t kept = lightning_indexer_top_k(q, weights, n_head, dim, keys, n_visible, k, scale, picks, scratch);
 
-#include <cstddef>
 #include <cstdint>
-#include <vector>
+
+#include "model/blocks/index_score_scratch.h"
 
 namespace strata {
-
-// The per-entry scores and ranking order of one query; the caller keeps it (per thread) and
-// reserves it for the most entries a query of its cache can see, so the token loop allocates
-// nothing as the context grows.
-struct LightningIndexerScratch {
-    std::vector<float> scores;
-    std::vector<int64_t> order;
-    void reserve(int64_t max_visible) {
-        scores.reserve(static_cast<size_t>(max_visible));
-        order.reserve(static_cast<size_t>(max_visible));
-    }
-};
 
 // q: n_head rows of dim; weights: n_head (already scaled); keys: n_visible rows of dim.
 // Writes the kept entries' indices to `picks` in ascending order and returns their count,
 // min(k, n_visible). Ties keep the lower index.
 int64_t lightning_indexer_top_k(const float* q, const float* weights, int64_t n_head, int64_t dim, const float* keys,
                                 int64_t n_visible, int64_t k, float scale, int64_t* picks,
-                                LightningIndexerScratch& scratch);
+                                IndexScoreScratch& scratch);
 
 }  // namespace strata

@@ -9,6 +9,7 @@
 #include "backend/cpu/ops.h"
 #include "core/check.h"
 #include "model/blocks/blocks.h"
+#include "model/blocks/index_score_scratch.h"
 
 namespace strata {
 
@@ -28,19 +29,8 @@ IndexerScratch& indexer_scratch() {
 }
 
 // Per thread that scores queries: the block scores and their order.
-struct QueryScratch {
-    std::vector<float> scores;
-    std::vector<int64_t> order;
-    // Room for every block of a cache of n_ctx tokens, taken before the first block completes:
-    // a decode step allocates nothing when the context grows past the budget.
-    void reserve(int64_t n_blocks) {
-        scores.reserve(static_cast<size_t>(n_blocks));
-        order.reserve(static_cast<size_t>(n_blocks));
-    }
-};
-
-QueryScratch& query_scratch() {
-    thread_local QueryScratch scratch;
+IndexScoreScratch& query_scratch() {
+    thread_local IndexScoreScratch scratch;
     return scratch;
 }
 
