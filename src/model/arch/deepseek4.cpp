@@ -15,6 +15,7 @@
 #include "model/arch/deepseek4_weights.h"
 #include "model/arch/recurrent_step_model.h"
 #include "model/blocks/moe_routing.h"
+#include "model/blocks/residual_streams.h"
 #include "model/model.h"
 
 namespace strata {
@@ -45,16 +46,12 @@ public:
         float* embedded = nullptr;
         const Batch& batch = gather_and_embed(steps, expert_source, w_.token_embd, embedded);
         const int64_t n = batch.n_tokens, e = c.n_embd, hc = c.hc_count, wide = hc * e;
-        streams_.resize(static_cast<size_t>(n * wide));
+        float* X = start_residual_streams(embedded, n, e, hc, streams_);
         input_.resize(static_cast<size_t>(n * e));
         normed_.resize(static_cast<size_t>(n * e));
         output_.resize(static_cast<size_t>(n * e));
         post_.resize(static_cast<size_t>(n * hc));
         comb_.resize(static_cast<size_t>(n * hc * hc));
-        float* X = streams_.data();
-        for (int64_t t = 0; t < n; ++t) {
-            for (int64_t s = 0; s < hc; ++s) std::copy_n(embedded + t * e, e, X + (t * hc + s) * e);
-        }
         for (uint32_t il = 0; il < c.n_layer; ++il) {
             const Deepseek4Layer& L = w_.layers[il];
             mhc_pre(L.hc_attn, c, X, n, input_.data(), post_.data(), comb_.data(), ctx);

@@ -18,6 +18,7 @@
 #include "model/arch/recurrent_step_model.h"
 #include "model/arch/qwen4exp_weights.h"
 #include "model/blocks/qsa_indexer.h"
+#include "model/blocks/residual_streams.h"
 #include "model/model.h"
 #include "model/ple_table.h"
 
@@ -65,15 +66,11 @@ public:
         float* embedded = nullptr;
         const Batch& batch = gather_and_embed(steps, expert_source, w_.token_embd, embedded);
         const int64_t n = batch.n_tokens, e = c.n_embd, hc = c.hc_count, wide = hc * e;
-        streams_.resize(static_cast<size_t>(n * wide));
+        float* R = start_residual_streams(embedded, n, e, hc, streams_);
         input_.resize(static_cast<size_t>(n * e));
         output_.resize(static_cast<size_t>(n * e));
         shared_.resize(static_cast<size_t>(n * e));
         inject_.resize(static_cast<size_t>(n * hc));
-        float* R = streams_.data();
-        for (int64_t t = 0; t < n; ++t) {
-            for (int64_t s = 0; s < hc; ++s) std::copy_n(embedded + t * e, e, R + (t * hc + s) * e);
-        }
         for (uint32_t il = 0; il < c.n_layer; ++il) {
             const Qwen4ExpLayer& L = w_.layers[il];
             if (L.has_ple) ple_block(L.ple, *ple_table_, c, R, batch, il, ctx);
