@@ -43,7 +43,27 @@ struct FloatRows {
     }
 };
 
+// I32 tensors of ids: each value drawn uniformly from [a, b).
+struct IndexValues {
+    SynthTensor t;
+    std::mt19937_64 rng;
+
+    void fill(uint8_t* dst, uint64_t n_bytes) {
+        std::uniform_int_distribution<int32_t> pick(static_cast<int32_t>(t.a), static_cast<int32_t>(t.b) - 1);
+        for (uint64_t off = 0; off + sizeof(int32_t) <= n_bytes; off += sizeof(int32_t)) {
+            const int32_t v = pick(rng);
+            std::memcpy(dst + off, &v, sizeof(v));
+        }
+    }
+};
+
 Status check_plan(const SynthTensor& t) {
+    if (t.fill == SynthFill::Indices || t.type == TensorType::I32) {
+        if (t.fill != SynthFill::Indices || t.type != TensorType::I32 || !(t.a < t.b)) {
+            return Status::error("synth: tensor {}: ids are I32 tensors drawn from a non-empty range", t.name);
+        }
+        return Status::ok();
+    }
     if (!synth_can_write(t.type)) {
         return Status::error("synth: tensor {}: Strata cannot write {} weights (use a type with a quantizer, e.g. "
                              "Q4_K, Q2_0, or one of the i-quants IQ1_S, IQ2_XXS .. IQ4_XS)",
@@ -109,7 +129,13 @@ Status write_synth_files(const std::vector<SynthFile>& files, const std::vector<
                 *done += n;
                 if (progress) progress(*done, total);
             };
-            if (is_float_type(t.type)) {
+            if (t.fill == SynthFill::Indices) {
+                auto values = std::make_shared<IndexValues>(IndexValues{t, rng});
+                STRATA_TRY(writer.add_tensor_generator(t.name, t.type, t.ne, [values, count](uint8_t* dst, uint64_t n) {
+                    values->fill(dst, n);
+                    count(n);
+                }));
+            } else if (is_float_type(t.type)) {
                 auto rows = std::make_shared<FloatRows>(FloatRows{t, rng, {}, 0});
                 if (t.fill == SynthFill::Router && options.router_skew > 0 && t.ne.size() >= 2) {
                     std::vector<uint32_t> rank(t.ne[1]);

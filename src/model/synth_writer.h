@@ -25,6 +25,7 @@ enum class SynthFill {
     Gaussian,  // N(a, b²): matrices (a = 0, b = 1/sqrt(fan-in)), norms (a near 1)
     Uniform,   // U(a, b), float types only
     Router,    // N(0, b²) rows scaled by expert popularity (SynthWriteOptions::router_skew), float types only
+    Indices,   // integers uniform in [a, b), I32 only: ids into another dimension (DeepSeek-V4's token → expert table)
 };
 
 struct SynthTensor {

@@ -80,6 +80,24 @@ Weight WeightLoader::optional(const std::string& name, std::initializer_list<int
 Weight WeightLoader::require_f32(const std::string& name, std::initializer_list<int64_t> shape) {
     return load(name, shape, true, true);
 }
+Weight WeightLoader::require_widened_f32(const std::string& name, std::initializer_list<int64_t> shape,
+                                         std::deque<std::vector<float>>& storage) {
+    Weight w = load(name, shape, true, false);
+    if (!w || w.type == TensorType::F32) return w;
+    if (w.type != TensorType::F16 && w.type != TensorType::BF16) {
+        if (status_) status_ = Status::error("{}: tensor {}: expected F32, F16 or BF16, got {}", file_.path(), name, tensor_type_name(w.type));
+        return Weight{};
+    }
+    const int64_t rows = w.rows();
+    std::vector<float>& values = storage.emplace_back(static_cast<size_t>(rows * w.ne[0]));
+    const QuantTraits& q = quant_traits(w.type);
+    for (int64_t r = 0; r < rows; ++r) q.dequantize_row(w.row(r), values.data() + r * w.ne[0], w.ne[0]);
+    w.data = reinterpret_cast<const uint8_t*>(values.data());
+    w.type = TensorType::F32;
+    w.row_bytes = static_cast<uint64_t>(w.ne[0]) * sizeof(float);
+    return w;
+}
+
 Weight WeightLoader::require_i32(const std::string& name, std::initializer_list<int64_t> shape) {
     return load(name, shape, true, false, true);
 }

@@ -8,8 +8,10 @@
 //   STRATA_TRY(load.status());          // the first missing or mis-shaped tensor, named
 
 #include <cstdint>
+#include <deque>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "backend/weight.h"
 #include "core/status.h"
@@ -27,6 +29,11 @@ public:
     // Require F32 (norms and biases are kept F32 by every converter).
     Weight require_f32(const std::string& name, std::initializer_list<int64_t> shape);
     Weight optional_f32(const std::string& name, std::initializer_list<int64_t> shape);
+    // Require a float tensor the model reads value by value (not through a matmul): F32 as it is,
+    // F16 or BF16 (as some files store small tables) widened into `storage`, which must outlive the
+    // Weight (a std::deque keeps its elements in place as it grows).
+    Weight require_widened_f32(const std::string& name, std::initializer_list<int64_t> shape,
+                               std::deque<std::vector<float>>& storage);
     // Require I32: integer tables the model reads, not multiplies (deepseek4's tid2eid routing).
     Weight require_i32(const std::string& name, std::initializer_list<int64_t> shape);
 

@@ -12,21 +12,21 @@ namespace {
 
 void load_mhc(WeightLoader& w, const std::string& prefix, const ModelConfig& c, MhcWeights& out) {
     const int64_t wide = int64_t{c.hc_count} * c.n_embd, mixes = (2 + int64_t{c.hc_count}) * c.hc_count;
-    out.fn = w.require_f32(prefix + "fn.weight", {wide, mixes});
+    out.fn = w.require(prefix + "fn.weight", {wide, mixes});  // a matmul's weights: F32, or F16 as ds4's files keep it
     out.base = w.require_f32(prefix + "base.weight", {mixes});
     out.scale = w.require_f32(prefix + "scale.weight", {3});
 }
 
 void load_compressor(WeightLoader& w, const std::string& prefix, const KvCompressorShape& s, const ModelConfig& c,
-                     KvCompressorWeights& out) {
+                     KvCompressorWeights& out, std::deque<std::vector<float>>& widened) {
     out.wkv = w.require(prefix + "kv.weight", {int64_t{c.n_embd}, s.width()});
     out.wgate = w.require(prefix + "gate.weight", {int64_t{c.n_embd}, s.width()});
-    out.ape = w.require_f32(prefix + "ape.weight", {s.width(), s.ratio});
+    out.ape = w.require_widened_f32(prefix + "ape.weight", {s.width(), s.ratio}, widened);  // F16 in ds4's files
     out.norm = w.require_f32(prefix + "norm.weight", {s.dim});
 }
 
 // One block: il < n_layer a trunk block, else an MTP block (sliding only, score-routed).
-void load_block(WeightLoader& w, uint32_t il, const ModelConfig& c, Deepseek4Layer& L) {
+void load_block(WeightLoader& w, uint32_t il, const ModelConfig& c, Deepseek4Layer& L, std::deque<std::vector<float>>& widened) {
     const std::string b = "blk." + std::to_string(il) + ".";
     const int64_t e = c.n_embd, H = c.n_head, hd = c.head_dim_k, ql = c.q_lora_rank;
     const int64_t groups = c.dsv4.o_groups, lora = c.dsv4.o_lora_rank;
@@ -47,9 +47,9 @@ void load_block(WeightLoader& w, uint32_t il, const ModelConfig& c, Deepseek4Lay
     a.sinks = w.require_f32(b + "attn_sinks.weight", {H});
     if (il < c.n_layer) {
         const KvCompressorShape shape = dsv4_compressor_shape(c, il), index_shape = dsv4_index_compressor_shape(c, il);
-        if (shape.ratio > 0) load_compressor(w, b + "attn_compressor_", shape, c, a.compressor);
+        if (shape.ratio > 0) load_compressor(w, b + "attn_compressor_", shape, c, a.compressor, widened);
         if (index_shape.ratio > 0) {
-            load_compressor(w, b + "indexer_compressor_", index_shape, c, a.index_compressor);
+            load_compressor(w, b + "indexer_compressor_", index_shape, c, a.index_compressor, widened);
             const int64_t ih = c.indexer.n_head, idim = c.indexer.head_dim;
             a.index_wq_b = w.require(b + "indexer.attn_q_b.weight", {ql, ih * idim});
             a.index_proj = w.require(b + "indexer.proj.weight", {e, ih});
@@ -95,17 +95,17 @@ Status load_deepseek4_weights(const GgufFile& file, const ModelConfig& c, Deepse
     out.token_embd = w.require("token_embd.weight", {e, v});
     out.output_norm = w.require_f32("output_norm.weight", {e});
     out.output = w.require("output.weight", {e, v});
-    out.output_hc.fn = w.require_f32("output_hc_fn.weight", {wide, int64_t{c.hc_count}});
+    out.output_hc.fn = w.require("output_hc_fn.weight", {wide, int64_t{c.hc_count}});
     out.output_hc.base = w.require_f32("output_hc_base.weight", {int64_t{c.hc_count}});
     out.output_hc.scale = w.require_f32("output_hc_scale.weight", {1});
     out.layers.resize(c.n_layer);
-    for (uint32_t il = 0; il < c.n_layer; ++il) load_block(w, il, c, out.layers[il]);
+    for (uint32_t il = 0; il < c.n_layer; ++il) load_block(w, il, c, out.layers[il], out.widened);
     out.mtp.resize(c.n_mtp_layers);
     for (uint32_t i = 0; i < c.n_mtp_layers; ++i) {
         const uint32_t il = c.n_layer + i;
         const std::string b = "blk." + std::to_string(il) + ".";
         Deepseek4Mtp& m = out.mtp[i];
-        load_block(w, il, c, m.block);
+        load_block(w, il, c, m.block, out.widened);
         m.eh_proj = w.require(b + "nextn.eh_proj.weight", {2 * e, e});
         m.enorm = w.require_f32(b + "nextn.enorm.weight", {e});
         m.hnorm = w.require_f32(b + "nextn.hnorm.weight", {e});

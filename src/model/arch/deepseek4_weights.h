@@ -9,6 +9,7 @@
 //   Deepseek4Weights w;
 //   STRATA_TRY(load_deepseek4_weights(gguf, cfg, w));
 
+#include <deque>
 #include <vector>
 
 #include "core/status.h"
@@ -54,6 +55,7 @@ struct Deepseek4Weights {
     MhcHeadWeights output_hc;
     std::vector<Deepseek4Layer> layers;  // the trunk
     std::vector<Deepseek4Mtp> mtp;       // nextn_predict_layers blocks, not run yet
+    std::deque<std::vector<float>> widened;  // F16/BF16 tables the model reads as floats, widened at load
 };
 
 Status load_deepseek4_weights(const GgufFile& file, const ModelConfig& config, Deepseek4Weights& out);

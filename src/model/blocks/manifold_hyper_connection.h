@@ -22,13 +22,13 @@
 namespace strata {
 
 struct MhcWeights {
-    Weight fn;     // hc_{attn,ffn}_fn [hc·n_embd, (2+hc)·hc] F32
+    Weight fn;     // hc_{attn,ffn}_fn [hc·n_embd, (2+hc)·hc] (F32, or F16 as ds4's files keep it)
     Weight base;   // hc_*_base [(2+hc)·hc] F32
     Weight scale;  // hc_*_scale [3] F32: pre, post, comb
 };
 
 struct MhcHeadWeights {
-    Weight fn;     // output_hc_fn [hc·n_embd, hc] F32
+    Weight fn;     // output_hc_fn [hc·n_embd, hc] (F32, or F16 as ds4's files keep it)
     Weight base;   // output_hc_base [hc] F32
     Weight scale;  // output_hc_scale [1] F32
 };
