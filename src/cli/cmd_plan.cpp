@@ -14,6 +14,7 @@
 #include "core/file.h"
 #include "gguf/reader.h"
 #include "kv/kv_cache.h"
+#include "model/architecture.h"
 #include "plan/model_bytes.h"
 #include "plan/planner.h"
 #include "plan/render.h"
@@ -138,6 +139,16 @@ int run_plan(const PlanOptions& o) {
     auto weights = summarize_weights(*inventory);
     if (!weights) return report_failure("plan", weights.status().message());
 
+    // An architecture without a GPU forward pass runs on the CPU whatever the flags say: plan that.
+    const ArchitectureInfo& arch = architecture(inventory->config.arch);
+    if (!arch.traits.gpu_forward && ((req->gpu && req->gpu->total_bytes > 0) || !req->split_gpus.empty())) {
+        req->gpu.reset();
+        req->split_gpus.clear();
+        req->vram_budget = 0;
+        notes.push_back(fmt::format("{} has no GPU forward pass yet: run and serve compute it on the CPU, so this is the "
+                                    "CPU's plan (the --vram given is not used)",
+                                    arch.name));
+    }
     Plan plan = make_plan(*inventory, *weights, *req);
     plan.notes.insert(plan.notes.begin(), notes.begin(), notes.end());
     if (!o.svg.empty()) {
