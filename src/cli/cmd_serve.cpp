@@ -118,7 +118,6 @@ int run_serve(ServeOptions o) {
 #if defined(_WIN32)
     o.no_supervise = true;  // the supervisor needs POSIX processes (server/engine_process.h)
 #endif
-    if (!engine_child && !o.no_supervise) return run_supervisor(o);
     if (engine_child) {
         // Only the supervisor reaches this port; it forwards every request with the client's key.
         o.host = "127.0.0.1";
@@ -154,6 +153,10 @@ int run_serve(ServeOptions o) {
         if (!t) return report_failure("serve", t.status().message());
         template_text = *t;
     }
+
+    // The flags are checked above, once, where a mistake can still stop the command: an engine that
+    // exited on one would only be restarted. Everything from here on is the engine's.
+    if (!engine_child && !o.no_supervise) return run_supervisor(o);
 
     // Where the model runs, first: choosing the GPU may run the process again with only that card
     // visible (cli/self_rerun.h), which must happen before a port is bound and announced.
