@@ -8,6 +8,8 @@ namespace strata {
 
 // K-quant, legacy and MXFP4 kernels
 float dot_f32_avx2(const void* weights, const void* activation, int64_t n);
+float dot_f16_avx2(const void* weights, const void* activation, int64_t n);
+float dot_bf16_avx2(const void* weights, const void* activation, int64_t n);
 float dot_q2_k_q8_k_avx2(const void* weights, const void* activation, int64_t n);
 float dot_q3_k_q8_k_avx2(const void* weights, const void* activation, int64_t n);
 float dot_q4_k_q8_k_avx2(const void* weights, const void* activation, int64_t n);

@@ -33,7 +33,9 @@ constexpr DotKernel kKernels[] = {
     {TensorType::IQ3_S, dot_iq3_s_q8_k_avx2},
     {TensorType::IQ4_NL, dot_iq4_nl_q8_0_avx2},
     {TensorType::IQ4_XS, dot_iq4_xs_q8_k_avx2},
-    {TensorType::F32, dot_f32_avx2},  // dot_float_avx2.cpp; the avx512 level falls back to it
+    {TensorType::F32, dot_f32_avx2},  // dot_float_avx2.cpp, as the two below; the avx512 level falls back to them
+    {TensorType::F16, dot_f16_avx2},
+    {TensorType::BF16, dot_bf16_avx2},
 };
 }  // namespace
 
