@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "model/synth_metadata.h"
 #include "model/synth_vocab.h"
 
 namespace strata {
@@ -19,9 +20,6 @@ constexpr uint64_t kOGroups = 8, kOLora = 1024, kFf = 2048, kExpertsUsed = 6, kH
 constexpr uint64_t kIndexHeads = 64, kIndexDim = 128, kIndexTopK = 512;
 constexpr uint64_t kHcMix = (2 + kHc) * kHc;  // a mixer's pre, post and comb weights: 24
 
-GgufValue u32(uint64_t v) { return GgufValue::make_int(GgufValueType::U32, static_cast<int64_t>(v)); }
-GgufValue i32(int64_t v) { return GgufValue::make_int(GgufValueType::I32, v); }
-GgufValue f32(double v) { return GgufValue::make_float(GgufValueType::F32, v); }
 
 float fan_in(uint64_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); }
 
@@ -102,16 +100,7 @@ struct Vocabulary {
 Result<Vocabulary> vocabulary(const Deepseek4SynthSpec& s, const GgufFile* file) {
     Vocabulary v;
     if (file != nullptr) {
-        const GgufValue* tokens = file->find("tokenizer.ggml.tokens");
-        if (!tokens || !tokens->is_array() || tokens->as_array().items.empty()) {
-            return Status::error("{}: expected a vocabulary (tokenizer.ggml.tokens), found none — pass a GGUF with a "
-                                 "tokenizer to --vocab",
-                                 file->path());
-        }
-        v.n_vocab = static_cast<uint32_t>(tokens->as_array().items.size());
-        for (const auto& e : file->metadata()) {
-            if (e.key.rfind("tokenizer.", 0) == 0) v.keys.emplace_back(e.key, e.value);
-        }
+        STRATA_ASSIGN_OR_RETURN(v.n_vocab, copy_tokenizer_keys(*file, v.keys));
         return v;
     }
     if (s.n_vocab < 512 || s.n_vocab > kDeepseek4Vocab) {
@@ -126,16 +115,16 @@ Result<Vocabulary> vocabulary(const Deepseek4SynthSpec& s, const GgufFile* file)
     const SynthVocab bytes = synth_byte_vocab(v.n_vocab, {{bos, "<｜begin▁of▁sentence｜>"}, {eos, "<｜end▁of▁sentence｜>"}, {pad, "<｜▁pad▁｜>"}});
     std::vector<GgufValue> tokens, types;
     for (const auto& t : bytes.tokens) tokens.push_back(GgufValue::make_string(t));
-    for (int32_t t : bytes.token_types) types.push_back(i32(t));
+    for (int32_t t : bytes.token_types) types.push_back(synth_i32(t));
     v.keys.reserve(8);  // also keeps GCC 12 from a false -Warray-bounds on the first insert
     v.keys.emplace_back("tokenizer.ggml.model", GgufValue::make_string("gpt2"));
     v.keys.emplace_back("tokenizer.ggml.pre", GgufValue::make_string("default"));
     v.keys.emplace_back("tokenizer.ggml.tokens", GgufValue::make_array(GgufValueType::STRING, std::move(tokens)));
     v.keys.emplace_back("tokenizer.ggml.token_type", GgufValue::make_array(GgufValueType::I32, std::move(types)));
     v.keys.emplace_back("tokenizer.ggml.merges", GgufValue::make_array(GgufValueType::STRING, {}));
-    v.keys.emplace_back("tokenizer.ggml.bos_token_id", u32(bos));
-    v.keys.emplace_back("tokenizer.ggml.eos_token_id", u32(eos));
-    v.keys.emplace_back("tokenizer.ggml.padding_token_id", u32(pad));
+    v.keys.emplace_back("tokenizer.ggml.bos_token_id", synth_u32(bos));
+    v.keys.emplace_back("tokenizer.ggml.eos_token_id", synth_u32(eos));
+    v.keys.emplace_back("tokenizer.ggml.padding_token_id", synth_u32(pad));
     return v;
 }
 
@@ -143,58 +132,58 @@ std::vector<std::pair<std::string, GgufValue>> model_keys(const Deepseek4SynthSp
     const std::string a = "deepseek4.";
     std::vector<std::pair<std::string, GgufValue>> k;
     const auto per_block = [&](double x) {
-        std::vector<GgufValue> items(s.n_layers, f32(x));
+        std::vector<GgufValue> items(s.n_layers, synth_f32(x));
         return GgufValue::make_array(GgufValueType::F32, std::move(items));
     };
     // One ratio per block and one for the MTP block, as the published files carry it (44 for 43).
     std::vector<GgufValue> ratios;
-    for (uint64_t il = 0; il <= s.n_layers; ++il) ratios.push_back(i32(il < s.n_layers ? static_cast<int64_t>(ratio_of(il)) : 0));
+    for (uint64_t il = 0; il <= s.n_layers; ++il) ratios.push_back(synth_i32(il < s.n_layers ? static_cast<int64_t>(ratio_of(il)) : 0));
     k.emplace_back("general.architecture", GgufValue::make_string("deepseek4"));
     k.emplace_back("general.name", GgufValue::make_string(fmt::format("synthetic DeepSeek-V4-Flash ({})", m.name)));
     k.emplace_back("general.description", GgufValue::make_string("random weights at the published shapes and types (strata synth)"));
     k.emplace_back("general.size_label", GgufValue::make_string(fmt::format("{}x8.4B", s.n_expert)));
-    k.emplace_back("general.quantization_version", u32(2));
+    k.emplace_back("general.quantization_version", synth_u32(2));
     k.emplace_back("synth.seed", GgufValue::make_uint64(s.seed));
-    if (s.router_skew > 0) k.emplace_back("synth.router_skew", f32(s.router_skew));
-    k.emplace_back(a + "block_count", u32(s.n_layers));
-    k.emplace_back(a + "context_length", u32(1048576));
-    k.emplace_back(a + "embedding_length", u32(kEmbd));
-    k.emplace_back(a + "attention.head_count", u32(kHeads));
-    k.emplace_back(a + "attention.head_count_kv", u32(1));
-    k.emplace_back(a + "attention.key_length", u32(kHeadDim));
-    k.emplace_back(a + "attention.value_length", u32(kHeadDim));
+    if (s.router_skew > 0) k.emplace_back("synth.router_skew", synth_f32(s.router_skew));
+    k.emplace_back(a + "block_count", synth_u32(s.n_layers));
+    k.emplace_back(a + "context_length", synth_u32(1048576));
+    k.emplace_back(a + "embedding_length", synth_u32(kEmbd));
+    k.emplace_back(a + "attention.head_count", synth_u32(kHeads));
+    k.emplace_back(a + "attention.head_count_kv", synth_u32(1));
+    k.emplace_back(a + "attention.key_length", synth_u32(kHeadDim));
+    k.emplace_back(a + "attention.value_length", synth_u32(kHeadDim));
     k.emplace_back(a + "rope.scaling.type", GgufValue::make_string("yarn"));
-    k.emplace_back(a + "rope.scaling.factor", f32(16));
-    k.emplace_back(a + "rope.scaling.original_context_length", u32(65536));
-    k.emplace_back(a + "rope.scaling.yarn_beta_fast", f32(32));
-    k.emplace_back(a + "rope.scaling.yarn_beta_slow", f32(1));
-    k.emplace_back(a + "rope.freq_base", f32(10000));
-    k.emplace_back(a + "rope.dimension_count", u32(kRope));
-    k.emplace_back(a + "vocab_size", u32(n_vocab));
-    k.emplace_back(a + "attention.q_lora_rank", u32(kQLora));
-    k.emplace_back(a + "attention.sliding_window", u32(kWindow));
-    k.emplace_back(a + "attention.layer_norm_rms_epsilon", f32(1e-6));
-    k.emplace_back(a + "expert_count", u32(s.n_expert));
-    k.emplace_back(a + "expert_used_count", u32(std::min<uint64_t>(kExpertsUsed, s.n_expert)));
-    k.emplace_back(a + "expert_shared_count", u32(1));
-    k.emplace_back(a + "expert_feed_forward_length", u32(kFf));
-    k.emplace_back(a + "expert_weights_scale", f32(1.5));
+    k.emplace_back(a + "rope.scaling.factor", synth_f32(16));
+    k.emplace_back(a + "rope.scaling.original_context_length", synth_u32(65536));
+    k.emplace_back(a + "rope.scaling.yarn_beta_fast", synth_f32(32));
+    k.emplace_back(a + "rope.scaling.yarn_beta_slow", synth_f32(1));
+    k.emplace_back(a + "rope.freq_base", synth_f32(10000));
+    k.emplace_back(a + "rope.dimension_count", synth_u32(kRope));
+    k.emplace_back(a + "vocab_size", synth_u32(n_vocab));
+    k.emplace_back(a + "attention.q_lora_rank", synth_u32(kQLora));
+    k.emplace_back(a + "attention.sliding_window", synth_u32(kWindow));
+    k.emplace_back(a + "attention.layer_norm_rms_epsilon", synth_f32(1e-6));
+    k.emplace_back(a + "expert_count", synth_u32(s.n_expert));
+    k.emplace_back(a + "expert_used_count", synth_u32(std::min<uint64_t>(kExpertsUsed, s.n_expert)));
+    k.emplace_back(a + "expert_shared_count", synth_u32(1));
+    k.emplace_back(a + "expert_feed_forward_length", synth_u32(kFf));
+    k.emplace_back(a + "expert_weights_scale", synth_f32(1.5));
     k.emplace_back(a + "expert_weights_norm", GgufValue::make_bool(true));
-    k.emplace_back(a + "expert_gating_func", u32(4));
+    k.emplace_back(a + "expert_gating_func", synth_u32(4));
     k.emplace_back(a + "swiglu_clamp_exp", per_block(10.0));
     k.emplace_back(a + "swiglu_clamp_shexp", per_block(10.0));
-    k.emplace_back(a + "attention.indexer.head_count", u32(kIndexHeads));
-    k.emplace_back(a + "attention.indexer.key_length", u32(kIndexDim));
-    k.emplace_back(a + "attention.indexer.top_k", u32(kIndexTopK));
-    k.emplace_back(a + "attention.output_group_count", u32(kOGroups));
-    k.emplace_back(a + "attention.output_lora_rank", u32(kOLora));
+    k.emplace_back(a + "attention.indexer.head_count", synth_u32(kIndexHeads));
+    k.emplace_back(a + "attention.indexer.key_length", synth_u32(kIndexDim));
+    k.emplace_back(a + "attention.indexer.top_k", synth_u32(kIndexTopK));
+    k.emplace_back(a + "attention.output_group_count", synth_u32(kOGroups));
+    k.emplace_back(a + "attention.output_lora_rank", synth_u32(kOLora));
     k.emplace_back(a + "attention.compress_ratios", GgufValue::make_array(GgufValueType::I32, std::move(ratios)));
-    k.emplace_back(a + "attention.compress_rope_freq_base", f32(160000));
-    k.emplace_back(a + "hyper_connection.count", u32(kHc));
-    k.emplace_back(a + "hyper_connection.sinkhorn_iterations", u32(20));
-    k.emplace_back(a + "hyper_connection.epsilon", f32(1e-6));
-    k.emplace_back(a + "hash_layer_count", u32(std::min<uint64_t>(kHashLayers, s.n_layers)));
-    k.emplace_back(a + "embedding_length_out", u32(kHc * kEmbd));
+    k.emplace_back(a + "attention.compress_rope_freq_base", synth_f32(160000));
+    k.emplace_back(a + "hyper_connection.count", synth_u32(kHc));
+    k.emplace_back(a + "hyper_connection.sinkhorn_iterations", synth_u32(20));
+    k.emplace_back(a + "hyper_connection.epsilon", synth_f32(1e-6));
+    k.emplace_back(a + "hash_layer_count", synth_u32(std::min<uint64_t>(kHashLayers, s.n_layers)));
+    k.emplace_back(a + "embedding_length_out", synth_u32(kHc * kEmbd));
     return k;
 }
 

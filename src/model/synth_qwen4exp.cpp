@@ -11,6 +11,7 @@
 
 #include "model/ple_constants.h"
 #include "model/synth_blocks.h"
+#include "model/synth_metadata.h"
 #include "model/synth_vocab.h"
 
 namespace strata {
@@ -27,13 +28,10 @@ constexpr uint64_t kInterval = 4, kPleLayer = 1, kPleRow = 160, kNgram = 3, kHea
 constexpr uint64_t kPleBase = 20000000;  // ngram_vocab_size_base (NEW_ARCHS.md §A1.1)
 constexpr uint64_t kPleSeed = 1234;      // the config's seed: the hash multipliers derive from it
 
-GgufValue u32(uint64_t v) { return GgufValue::make_int(GgufValueType::U32, static_cast<int64_t>(v)); }
 GgufValue u16(uint64_t v) { return GgufValue::make_int(GgufValueType::U16, static_cast<int64_t>(v)); }
-GgufValue i32(int64_t v) { return GgufValue::make_int(GgufValueType::I32, v); }
-GgufValue f32(double v) { return GgufValue::make_float(GgufValueType::F32, v); }
 GgufValue i32_array(const std::vector<int64_t>& v) {
     std::vector<GgufValue> items;
-    for (int64_t x : v) items.push_back(i32(x));
+    for (int64_t x : v) items.push_back(synth_i32(x));
     return GgufValue::make_array(GgufValueType::I32, std::move(items));
 }
 GgufValue u64_array(const std::vector<uint64_t>& v) {
@@ -69,18 +67,9 @@ struct Vocabulary {
 Result<Vocabulary> vocabulary(const Qwen4ExpSynthSpec& s, const GgufFile* file) {
     Vocabulary v;
     if (file != nullptr) {
-        const GgufValue* tokens = file->find("tokenizer.ggml.tokens");
-        if (!tokens || !tokens->is_array() || tokens->as_array().items.empty()) {
-            return Status::error("{}: expected a vocabulary (tokenizer.ggml.tokens), found none — pass a GGUF with a "
-                                 "tokenizer to --vocab",
-                                 file->path());
-        }
-        v.n_vocab = static_cast<uint32_t>(tokens->as_array().items.size());
+        STRATA_ASSIGN_OR_RETURN(v.n_vocab, copy_tokenizer_keys(*file, v.keys));
         v.eos = static_cast<uint32_t>(file->get_uint("tokenizer.ggml.eos_token_id", v.n_vocab - 1));
         v.image = v.n_vocab - 1;
-        for (const auto& e : file->metadata()) {
-            if (e.key.rfind("tokenizer.", 0) == 0) v.keys.emplace_back(e.key, e.value);
-        }
         return v;
     }
     if (s.n_vocab < 1024 || s.n_vocab > kQwen4ExpVocab) {
@@ -94,14 +83,14 @@ Result<Vocabulary> vocabulary(const Qwen4ExpSynthSpec& s, const GgufFile* file) 
     const SynthVocab bytes = synth_byte_vocab(v.n_vocab, {{v.eos, "<|im_end|>"}, {v.image, "<|image_pad|>"}});
     std::vector<GgufValue> tokens, types;
     for (const auto& t : bytes.tokens) tokens.push_back(GgufValue::make_string(t));
-    for (int32_t t : bytes.token_types) types.push_back(i32(t));
+    for (int32_t t : bytes.token_types) types.push_back(synth_i32(t));
     v.keys.reserve(6);  // also keeps GCC 12 from a false -Warray-bounds on the first insert
     v.keys.emplace_back("tokenizer.ggml.model", GgufValue::make_string("gpt2"));
     v.keys.emplace_back("tokenizer.ggml.pre", GgufValue::make_string("default"));
     v.keys.emplace_back("tokenizer.ggml.tokens", GgufValue::make_array(GgufValueType::STRING, std::move(tokens)));
     v.keys.emplace_back("tokenizer.ggml.token_type", GgufValue::make_array(GgufValueType::I32, std::move(types)));
     v.keys.emplace_back("tokenizer.ggml.merges", GgufValue::make_array(GgufValueType::STRING, {}));
-    v.keys.emplace_back("tokenizer.ggml.eos_token_id", u32(v.eos));
+    v.keys.emplace_back("tokenizer.ggml.eos_token_id", synth_u32(v.eos));
     return v;
 }
 
@@ -147,45 +136,45 @@ std::vector<std::pair<std::string, GgufValue>> arch_keys(const Resolved& r, uint
                                                          bool mtp) {
     const std::string p = "qwen4exp.";
     std::vector<std::pair<std::string, GgufValue>> k;
-    k.emplace_back(p + "block_count", u32(n_blocks));
-    if (mtp) k.emplace_back(p + "nextn_predict_layers", u32(1));
-    k.emplace_back(p + "context_length", u32(262144));
-    k.emplace_back(p + "embedding_length", u32(kEmbd));
-    k.emplace_back(p + "attention.head_count", u32(kHeads));
-    k.emplace_back(p + "attention.head_count_kv", u32(kHeadsKv));
-    k.emplace_back(p + "attention.key_length", u32(kHeadDim));
-    k.emplace_back(p + "attention.value_length", u32(kHeadDim));
-    k.emplace_back(p + "attention.layer_norm_rms_epsilon", f32(1e-6));
-    k.emplace_back(p + "rope.freq_base", f32(1e7));
-    k.emplace_back(p + "rope.dimension_count", u32(64));
+    k.emplace_back(p + "block_count", synth_u32(n_blocks));
+    if (mtp) k.emplace_back(p + "nextn_predict_layers", synth_u32(1));
+    k.emplace_back(p + "context_length", synth_u32(262144));
+    k.emplace_back(p + "embedding_length", synth_u32(kEmbd));
+    k.emplace_back(p + "attention.head_count", synth_u32(kHeads));
+    k.emplace_back(p + "attention.head_count_kv", synth_u32(kHeadsKv));
+    k.emplace_back(p + "attention.key_length", synth_u32(kHeadDim));
+    k.emplace_back(p + "attention.value_length", synth_u32(kHeadDim));
+    k.emplace_back(p + "attention.layer_norm_rms_epsilon", synth_f32(1e-6));
+    k.emplace_back(p + "rope.freq_base", synth_f32(1e7));
+    k.emplace_back(p + "rope.dimension_count", synth_u32(64));
     k.emplace_back(p + "rope.dimension_sections", i32_array({11, 11, 10, 0}));
-    k.emplace_back(p + "expert_count", u32(r.n_expert));
-    k.emplace_back(p + "expert_used_count", u32(std::min<uint64_t>(kExpertsUsed, r.n_expert)));
-    k.emplace_back(p + "expert_feed_forward_length", u32(kFf));
-    k.emplace_back(p + "expert_shared_feed_forward_length", u32(kFf));
-    k.emplace_back(p + "ssm.conv_kernel", u32(kConv));
-    k.emplace_back(p + "ssm.state_size", u32(kState));
-    k.emplace_back(p + "ssm.group_count", u32(kGroups));
-    k.emplace_back(p + "ssm.time_step_rank", u32(kDtRank));
-    k.emplace_back(p + "ssm.inner_size", u32(kInner));
-    k.emplace_back(p + "full_attention_interval", u32(kInterval));
-    k.emplace_back(p + "hyper_connection.count", u32(kHc));
-    k.emplace_back(p + "hyper_connection.low_rank", u32(kLowRank));
-    k.emplace_back(p + "attention.indexer.head_count", u32(kIndexerHeads));
-    k.emplace_back(p + "attention.indexer.key_length", u32(kIndexerDim));
-    k.emplace_back(p + "attention.indexer.top_k", u32(kIndexerTopK));
+    k.emplace_back(p + "expert_count", synth_u32(r.n_expert));
+    k.emplace_back(p + "expert_used_count", synth_u32(std::min<uint64_t>(kExpertsUsed, r.n_expert)));
+    k.emplace_back(p + "expert_feed_forward_length", synth_u32(kFf));
+    k.emplace_back(p + "expert_shared_feed_forward_length", synth_u32(kFf));
+    k.emplace_back(p + "ssm.conv_kernel", synth_u32(kConv));
+    k.emplace_back(p + "ssm.state_size", synth_u32(kState));
+    k.emplace_back(p + "ssm.group_count", synth_u32(kGroups));
+    k.emplace_back(p + "ssm.time_step_rank", synth_u32(kDtRank));
+    k.emplace_back(p + "ssm.inner_size", synth_u32(kInner));
+    k.emplace_back(p + "full_attention_interval", synth_u32(kInterval));
+    k.emplace_back(p + "hyper_connection.count", synth_u32(kHc));
+    k.emplace_back(p + "hyper_connection.low_rank", synth_u32(kLowRank));
+    k.emplace_back(p + "attention.indexer.head_count", synth_u32(kIndexerHeads));
+    k.emplace_back(p + "attention.indexer.key_length", synth_u32(kIndexerDim));
+    k.emplace_back(p + "attention.indexer.top_k", synth_u32(kIndexerTopK));
     std::vector<int64_t> ratios;
     for (uint64_t b = 0; b < n_blocks; ++b) ratios.push_back(is_qsa(b) || (mtp && b + 1 == n_blocks) ? kCompressRatio : 0);
     k.emplace_back(p + "attention.compress_ratios", i32_array(ratios));
     if (with_ple) {
         k.emplace_back(p + "ple.layers", i32_array({static_cast<int64_t>(kPleLayer)}));
-        k.emplace_back(p + "ple.ngram_size", u32(kNgram));
-        k.emplace_back(p + "ple.heads_per_ngram", u32(kHeadsPerNgram));
-        k.emplace_back(p + "ple.conv_kernel", u32(kPleConv));
-        k.emplace_back(p + "ple.eos_token_id", u32(r.vocab.eos));
-        k.emplace_back(p + "ple.image_token_id", u32(r.vocab.image));
+        k.emplace_back(p + "ple.ngram_size", synth_u32(kNgram));
+        k.emplace_back(p + "ple.heads_per_ngram", synth_u32(kHeadsPerNgram));
+        k.emplace_back(p + "ple.conv_kernel", synth_u32(kPleConv));
+        k.emplace_back(p + "ple.eos_token_id", synth_u32(r.vocab.eos));
+        k.emplace_back(p + "ple.image_token_id", synth_u32(r.vocab.image));
     }
-    k.emplace_back(p + "embedding_length_per_layer_input", u32(kPleRow));
+    k.emplace_back(p + "embedding_length_per_layer_input", synth_u32(kPleRow));
     if (with_ple) {
         k.emplace_back(p + "ple.layer_multipliers", u64_array(r.ple.multipliers));
         k.emplace_back(p + "ple.head_offsets", u64_array(r.ple.head_offsets));
@@ -204,7 +193,7 @@ void general_keys(const Qwen4ExpSynthSpec& s, const std::string& name, std::vect
 
 void synth_keys(const Qwen4ExpSynthSpec& s, std::vector<std::pair<std::string, GgufValue>>& k) {
     k.emplace_back("synth.mix", GgufValue::make_string(s.mix));
-    if (s.router_skew > 0) k.emplace_back("synth.router_skew", f32(s.router_skew));
+    if (s.router_skew > 0) k.emplace_back("synth.router_skew", synth_f32(s.router_skew));
     k.emplace_back("synth.seed", GgufValue::make_uint64(s.seed));
 }
 
@@ -271,7 +260,7 @@ Status check_types(const std::vector<SynthTensor>& tensors, const std::string& m
 void split_keys(SynthFile& f, uint64_t no, uint64_t count, uint64_t tensors) {
     f.metadata.emplace_back("split.no", u16(no));
     f.metadata.emplace_back("split.count", u16(count));
-    f.metadata.emplace_back("split.tensors.count", i32(static_cast<int64_t>(tensors)));
+    f.metadata.emplace_back("split.tensors.count", synth_i32(static_cast<int64_t>(tensors)));
 }
 
 }  // namespace
