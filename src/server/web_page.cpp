@@ -103,7 +103,14 @@ async function send(text) {
   const messages = ($("system").value ? [{role: "system", content: $("system").value}] : []).concat(history);
   controller = new AbortController();
   $("send").disabled = true; $("stop").disabled = false;
-  let content = "", calls = [];
+  let content = "", thinking = "", calls = [], frame = 0;
+  // The text goes to the page once per frame, not once per token: at a thousand tokens a second a
+  // layout per token kept the page too busy to take a click on Stop.
+  const render = () => {
+    frame = 0; body.textContent = content; thinkText.textContent = thinking;
+    $("log").scrollTop = $("log").scrollHeight;
+  };
+  const later = () => { if (!frame) frame = requestAnimationFrame(render); };
   try {
     const r = await fetch("/v1/chat/completions", {method: "POST", headers: headers(), signal: controller.signal,
       body: JSON.stringify({messages, stream: true, stream_options: {include_usage: true},
@@ -127,8 +134,8 @@ async function send(text) {
           " tok/s · " + j.timings.predicted_n + " tok at " + j.timings.predicted_per_second.toFixed(1) + " tok/s";
         const d = j.choices && j.choices[0] && j.choices[0].delta;
         if (!d) continue;
-        if (d.reasoning_content) { think.hidden = false; thinkText.textContent += d.reasoning_content; }
-        if (d.content) { content += d.content; body.textContent = content; }
+        if (d.reasoning_content) { think.hidden = false; thinking += d.reasoning_content; later(); }
+        if (d.content) { content += d.content; later(); }
         for (const c of d.tool_calls || []) {
           calls[c.index] = calls[c.index] || {id: c.id, type: "function", function: {name: "", arguments: ""}};
           if (c.function.name) calls[c.index].function.name = c.function.name;
@@ -136,13 +143,15 @@ async function send(text) {
           const t = document.createElement("div"); t.className = "tool";
           t.textContent = "tool call: " + calls[c.index].function.name + "(" + calls[c.index].function.arguments + ")";
           box.appendChild(t);
+          later();
         }
-        $("log").scrollTop = $("log").scrollHeight;
       }
     }
   } catch (e) {
     if (e.name !== "AbortError") bubble("error", String(e.message || e));
   }
+  if (frame) cancelAnimationFrame(frame);
+  render();
   const reply = {role: "assistant", content};
   if (calls.length) reply.tool_calls = calls;
   history.push(reply);
