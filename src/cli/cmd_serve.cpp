@@ -111,10 +111,11 @@ int run_supervisor(const ServeOptions& o) {
 }
 
 int run_serve(ServeOptions o) {
-    auto model_path = model_or_builtin(o.model, "serve");
+    const bool engine_child = o.engine_report_fd >= 0;
+    // The supervisor has said which model it serves; its engine finds the same one quietly.
+    auto model_path = engine_child && o.model.empty() ? find_builtin_model() : model_or_builtin(o.model, "serve");
     if (!model_path) return report_failure("serve", model_path.status().message());
     o.model = *model_path;
-    const bool engine_child = o.engine_report_fd >= 0;
 #if defined(_WIN32)
     o.no_supervise = true;  // the supervisor needs POSIX processes (server/engine_process.h)
 #endif
