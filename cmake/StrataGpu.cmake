@@ -19,6 +19,9 @@ if(STRATA_HIP)
 elseif(STRATA_CUDA)
   if(STRATA_CUDA STREQUAL "AUTO" AND STRATA_SANITIZE)
     # The sanitizer flags are global compile options that nvcc does not accept.
+  elseif(STRATA_CUDA STREQUAL "AUTO" AND CMAKE_CROSSCOMPILING)
+    # The build machine's nvcc targets the build machine: CUDA for Windows is built on Windows
+    # (docs/WINDOWS.md).
   elseif(STRATA_CUDA STREQUAL "AUTO")
     if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
       set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)

@@ -5,18 +5,14 @@
 // child process under a supervisor (server/supervisor.h) that restarts it after a crash or a hang;
 // --no-supervise runs it in this process.
 #include <fmt/format.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <cctype>
 #include <condition_variable>
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <thread>
-
-#include <unistd.h>
 
 #include "cli/builtin_model.h"
 #include "cli/command.h"
@@ -24,10 +20,12 @@
 #include "cli/engine_flags.h"
 #include "cli/sampling_flags.h"
 #include "cli/speculation_flags.h"
+#include "cli/stop_signals.h"
 #include "core/file.h"
 #include "runtime/engine.h"
 #include "server/http_server.h"
 #include "server/scheduler.h"
+#include "server/engine_process.h"
 #include "server/supervisor.h"
 
 namespace strata::cli {
@@ -69,17 +67,6 @@ std::string trim(std::string s) {
     return s;
 }
 
-// Blocks SIGINT and SIGTERM in this thread and every thread started after it, for one sigwait
-// thread: no handler ever runs inside the engine or an HTTP worker.
-sigset_t block_stop_signals() {
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    return signals;
-}
-
 // The supervisor's side: the port, and an engine child running these same arguments.
 int run_supervisor(const ServeOptions& o) {
     server::SupervisorOptions so;
@@ -91,19 +78,17 @@ int run_supervisor(const ServeOptions& o) {
     so.drain = std::chrono::seconds(o.drain_seconds);
     so.max_body_bytes = o.max_body_mb << 20;
     so.http_threads = o.slots + static_cast<int>(o.max_queue) + 16;
-    sigset_t signals = block_stop_signals();
+    StopSignals stop;
     server::Supervisor supervisor(so);
     if (Status s = supervisor.bind(); !s) return report_failure("serve", s.message());
     fmt::print(stderr, "strata serve: listening on http://{}:{} (the engine starts in a supervised process)\n", o.host, supervisor.port());
     supervisor.start();
-    int sig = 0;
-    sigwait(&signals, &sig);
+    stop.wait();
     fmt::print(stderr, "strata serve: stopping: the engine finishes the requests in progress (up to {} s)\n", o.drain_seconds);
-    std::thread([signals]() mutable {
-        int second = 0;
-        sigwait(&signals, &second);
+    std::thread([&stop] {
+        const int code = stop.wait();
         fmt::print(stderr, "strata serve: second signal, exiting without waiting\n");
-        std::_Exit(128 + second);  // the engine follows: it dies with its parent
+        std::_Exit(code);  // the engine follows: it dies with its parent
     }).detach();
     supervisor.stop();
     fmt::print(stderr, "strata serve: stopped\n");
@@ -164,18 +149,14 @@ int run_serve(ServeOptions o) {
     auto request = engine_request(o.model, o.device, o.tiers, o.n_ctx * o.slots, o.n_batch);
     if (request) request->chat_template = template_text;
 
-    sigset_t signals = block_stop_signals();
+    StopSignals stop;
 
     server::ServerContext ctx(so);
     server::HttpServer http(ctx);
     if (Status s = http.bind(); !s) return report_failure("serve", s.message());
     if (engine_child) {
-        const std::string line = fmt::format("port {}\n", http.port());
-        if (write(o.engine_report_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-            return report_failure("serve", "the engine could not report its port to the supervisor");
-        }
-        close(o.engine_report_fd);
-        fmt::print(stderr, "strata serve: engine (pid {}) loading model {}\n", getpid(), so.model_id);
+        if (Status s = server::EngineProcess::report_port(o.engine_report_fd, http.port()); !s) return report_failure("serve", s.message());
+        fmt::print(stderr, "strata serve: engine (pid {}) loading model {}\n", server::EngineProcess::own_pid(), so.model_id);
     } else {
         fmt::print(stderr, "strata serve: listening on http://{}:{} (model {} loading)\n", o.host, http.port(), so.model_id);
     }
@@ -185,17 +166,16 @@ int run_serve(ServeOptions o) {
     std::condition_variable cv;
     bool stop_requested = false;
     std::thread signal_thread([&] {
-        int sig = 0;
-        sigwait(&signals, &sig);
-        if (ctx.state() == server::ModelState::Loading) std::_Exit(128 + sig);  // nothing to drain yet
+        int code = stop.wait();
+        if (ctx.state() == server::ModelState::Loading) std::_Exit(code);  // nothing to drain yet
         {
             std::lock_guard lock(mutex);
             stop_requested = true;
         }
         cv.notify_all();
-        sigwait(&signals, &sig);  // a second signal: stop waiting for the drain
+        code = stop.wait();  // a second signal: stop waiting for the drain
         fmt::print(stderr, "strata serve: second signal, exiting without waiting\n");
-        std::_Exit(128 + sig);
+        std::_Exit(code);
     });
     signal_thread.detach();
 

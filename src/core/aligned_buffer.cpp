@@ -1,5 +1,6 @@
 #include "core/aligned_buffer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -32,9 +33,9 @@ void free_aligned(void* p) {
 }
 }  // namespace
 
-AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
+AlignedBuffer::AlignedBuffer(size_t bytes, size_t min_alignment) : size_(bytes) {
     if (bytes == 0) return;
-    size_t alignment = bytes >= kHugePage ? kHugePage : kSimdAlignment;
+    size_t alignment = std::max(bytes >= kHugePage ? kHugePage : kSimdAlignment, min_alignment);
     size_t rounded = (bytes + alignment - 1) / alignment * alignment;
     data_ = static_cast<uint8_t*>(allocate_aligned(alignment, rounded));
     if (!data_) throw std::bad_alloc();

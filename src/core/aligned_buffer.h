@@ -17,7 +17,8 @@ public:
     static constexpr size_t kHugePage = size_t(2) << 20;
 
     AlignedBuffer() = default;
-    explicit AlignedBuffer(size_t bytes);
+    // `min_alignment` (a power of two) raises the alignment, e.g. to a disk sector for O_DIRECT.
+    explicit AlignedBuffer(size_t bytes, size_t min_alignment = 0);
     AlignedBuffer(AlignedBuffer&& other) noexcept;
     AlignedBuffer& operator=(AlignedBuffer&& other) noexcept;
     AlignedBuffer(const AlignedBuffer&) = delete;

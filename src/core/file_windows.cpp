@@ -26,12 +26,18 @@ std::string last_error_text() {
     return s + " (error " + std::to_string(code) + ")";
 }
 HANDLE as_handle(std::intptr_t h) { return reinterpret_cast<HANDLE>(h); }
+bool is_directory(const std::string& path) {
+    const DWORD attributes = GetFileAttributesW(widen(path).c_str());
+    return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
+}
 }  // namespace
 
 Result<File> File::open_reading(const std::string& path, bool unbuffered) {
     const DWORD flags = FILE_ATTRIBUTE_NORMAL | FILE_FLAG_RANDOM_ACCESS | (unbuffered ? FILE_FLAG_NO_BUFFERING : 0);
     HANDLE h = CreateFileW(widen(path).c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING, flags, nullptr);
     if (h == INVALID_HANDLE_VALUE) {
+        // A directory opens only with FILE_FLAG_BACKUP_SEMANTICS: without it, "access denied".
+        if (is_directory(path)) return Status::error("cannot open {}: expected a file, got a directory", path);
         return Status::error("cannot open {}{}: {} (check the path and that the file is readable)", path,
                              unbuffered ? " for unbuffered reads" : "", last_error_text());
     }

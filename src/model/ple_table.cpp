@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "backend/cpu/matmul.h"
+#include "core/aligned_buffer.h"
 #include "core/check.h"
 #include "quant/traits.h"
 
@@ -30,17 +31,10 @@ constexpr uint64_t kAlign = File::kUnbufferedAlignment;
 // Each thread's window for one row's aligned span: a row never spans more than two alignment
 // units when it is smaller than one, and the table's rows are ~90 bytes.
 struct RowWindow {
-    uint8_t* bytes = nullptr;
-    uint64_t capacity = 0;
-    ~RowWindow() { std::free(bytes); }
+    AlignedBuffer bytes;
     uint8_t* reserve(uint64_t n) {
-        if (n > capacity) {
-            std::free(bytes);
-            capacity = (n + kAlign - 1) / kAlign * kAlign;
-            bytes = static_cast<uint8_t*>(std::aligned_alloc(kAlign, capacity));
-            STRATA_CHECK(bytes != nullptr, "out of memory for a PLE row window");
-        }
-        return bytes;
+        if (n > bytes.size()) bytes = AlignedBuffer((n + kAlign - 1) / kAlign * kAlign, kAlign);
+        return bytes.data();
     }
 };
 

@@ -7,7 +7,7 @@
 //   auto child = EngineProcess::start(argv);       // argv[0]: this executable
 //   std::optional<int> port = child->read_port(std::chrono::seconds(30));
 //   if (auto gone = child->poll_exit()) ...        // "killed by signal 9 (SIGKILL)"
-//   child->kill(SIGKILL); std::string why = child->wait();
+//   child->kill(); std::string why = child->wait();
 
 #include <chrono>
 #include <memory>
@@ -22,6 +22,9 @@ namespace strata::server {
 class EngineProcess {
 public:
     static Result<std::unique_ptr<EngineProcess>> start(const std::vector<std::string>& argv);
+    // The child's side: writes "port P\n" to the report pipe it was given and closes it.
+    static Status report_port(int report_fd, int port);
+    static int own_pid();
     ~EngineProcess();
     EngineProcess(const EngineProcess&) = delete;
     EngineProcess& operator=(const EngineProcess&) = delete;
@@ -33,7 +36,9 @@ public:
     std::optional<std::string> poll_exit();
     // Blocks until the child has ended; how it ended.
     std::string wait();
-    void kill(int signal) const;
+    // Asks the child to finish its requests and exit (SIGTERM); kill() ends it at once (SIGKILL).
+    void request_stop() const;
+    void kill() const;
 
 private:
     EngineProcess(int pid, int report_fd) : pid_(pid), report_fd_(report_fd) {}

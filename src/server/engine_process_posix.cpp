@@ -72,6 +72,16 @@ Result<std::unique_ptr<EngineProcess>> EngineProcess::start(const std::vector<st
     return std::unique_ptr<EngineProcess>(new EngineProcess(pid, fds[0]));
 }
 
+Status EngineProcess::report_port(int report_fd, int port) {
+    const std::string line = fmt::format("port {}\n", port);
+    const bool written = write(report_fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    close(report_fd);
+    if (!written) return Status::error("the engine could not report its port to the supervisor");
+    return Status::ok();
+}
+
+int EngineProcess::own_pid() { return static_cast<int>(getpid()); }
+
 EngineProcess::~EngineProcess() {
     if (report_fd_ >= 0) close(report_fd_);
     if (!ended_) {
@@ -118,8 +128,12 @@ std::string EngineProcess::wait() {
     return *ended_;
 }
 
-void EngineProcess::kill(int signal) const {
-    if (!ended_) ::kill(pid_, signal);
+void EngineProcess::request_stop() const {
+    if (!ended_) ::kill(pid_, SIGTERM);
+}
+
+void EngineProcess::kill() const {
+    if (!ended_) ::kill(pid_, SIGKILL);
 }
 
 }  // namespace strata::server

@@ -1,7 +1,6 @@
 #include "server/supervisor.h"
 
 #include <httplib.h>
-#include <signal.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -178,7 +177,7 @@ void Supervisor::keep_engine_running() {
                 }
                 why = watch(*engine, *port);
             } else {
-                engine->kill(SIGKILL);
+                engine->kill();
                 why = fmt::format("it reported no port ({})", engine->wait());
             }
             // Requests now wait for the next engine; this one is reaped (its memory returned)
@@ -225,15 +224,15 @@ std::string Supervisor::watch(EngineProcess& engine, int engine_port) {
         }
         if (!why.empty()) {
             fmt::print(stderr, "strata serve: {}: killing it (pid {})\n", why, engine.pid());
-            engine.kill(SIGKILL);
+            engine.kill();
         }
     }
     // Stopping: the engine finishes its requests (its own --drain-timeout), then exits.
-    engine.kill(SIGTERM);
+    engine.request_stop();
     const auto deadline = Clock::now() + options_.drain + std::chrono::seconds(10);
     while (!engine.poll_exit()) {
         if (Clock::now() > deadline) {
-            engine.kill(SIGKILL);
+            engine.kill();
             break;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "core/check.h"
 
@@ -33,7 +34,7 @@ RopeTable rope_table_yarn(RopeStyle style, int64_t rope_dims, float base, const 
     // d = dims * ln(ctx / (rotations * 2π)) / (2 ln base).
     const double dims = static_cast<double>(rope_dims), ln_base = std::log(static_cast<double>(base));
     auto correction_dim = [&](double rotations) {
-        return dims * std::log(static_cast<double>(y.original_ctx) / (rotations * 2.0 * M_PI)) / (2.0 * ln_base);
+        return dims * std::log(static_cast<double>(y.original_ctx) / (rotations * 2.0 * std::numbers::pi)) / (2.0 * ln_base);
     };
     double low = correction_dim(y.beta_fast), high = correction_dim(y.beta_slow);
     if (y.truncate) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "core/calendar.h"
 #include "tokenizer/chat_template/builtins.h"
 #include "tokenizer/chat_template/operators.h"
 
@@ -60,9 +61,7 @@ auto at_line(int line, Fn&& fn) -> decltype(fn()) {
 std::tm parse_clock(const RenderClock& clock) {
     std::tm tm{};
     if (!clock.now) {
-        std::time_t t = std::time(nullptr);
-        localtime_r(&t, &tm);
-        return tm;
+        return local_calendar(std::time(nullptr));
     }
     int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
     char sep = 'T';
@@ -77,9 +76,7 @@ std::tm parse_clock(const RenderClock& clock) {
     tm.tm_hour = h;
     tm.tm_min = mi;
     tm.tm_sec = s;
-    std::time_t t = timegm(&tm);  // normalizes and fills weekday / day of year
-    gmtime_r(&t, &tm);
-    return tm;
+    return utc_calendar(utc_time_of(tm));  // normalizes and fills weekday / day of year
 }
 
 class Renderer {

@@ -1,31 +1,18 @@
+// POSIX implementation of server/connection.h: the request's socket is found among the process's
+// descriptors (/proc/self/fd).
+#ifndef _WIN32
 #include "server/connection.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
 #include <string>
 
+#include "server/socket_address.h"
+
 namespace strata::server {
-
-namespace {
-int port_of(const sockaddr_storage& a) {
-    if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
-    if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
-    return -1;
-}
-
-std::string address_of(const sockaddr_storage& a) {
-    char buf[INET6_ADDRSTRLEN] = {};
-    if (a.ss_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(a).sin_addr, buf, sizeof buf);
-    if (a.ss_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(a).sin6_addr, buf, sizeof buf);
-    return buf;
-}
-}  // namespace
 
 int find_request_socket(const httplib::Request& req) {
     DIR* dir = opendir("/proc/self/fd");
@@ -58,3 +45,4 @@ bool peer_closed(int fd) {
 }
 
 }  // namespace strata::server
+#endif  // !_WIN32
