@@ -23,8 +23,19 @@ if ! command -v npm > /dev/null; then packages+=(npm); fi
 if [[ "${STRATA_SETUP_TRAINING:-0}" == "1" ]]; then
   packages+=(bible-kjv bible-kjv-text python3)
 fi
+# STRATA_SETUP_WINDOWS=1: the Windows build (docs/WINDOWS.md): clang-19 with mingw-w64's runtime,
+# Wine for its tests, dpkg-dev for `apt-get source` of the libraries built for Windows.
+if [[ "${STRATA_SETUP_WINDOWS:-0}" == "1" ]]; then
+  packages+=(clang-19 g++-mingw-w64-x86-64-posix wine64 dpkg-dev)
+fi
 if [[ "${STRATA_SETUP_HIP:-0}" == "1" ]]; then
   packages+=(clang-19 lld-19 clang-tools-19 libamdhip64-dev rocm-device-libs)
+fi
+
+# scripts/windows_deps.sh fetches Debian's sources: apt needs a deb-src line for the archive.
+deb_src_needed=0
+if [[ "${STRATA_SETUP_WINDOWS:-0}" == "1" ]] && ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  deb_src_needed=1
 fi
 
 missing=()
@@ -34,13 +45,19 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if ((${#missing[@]} == 0)); then
+if ((${#missing[@]} == 0 && deb_src_needed == 0)); then
   echo "setup: all ${#packages[@]} packages present"
   exit 0
 fi
 
 sudo_cmd=()
 if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+if ((deb_src_needed)); then
+  suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$suite" | "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/strata-deb-src.sources > /dev/null
+  echo "setup: added Debian's deb-src line (for scripts/windows_deps.sh)"
+fi
 echo "setup: installing ${missing[*]}"
 "${sudo_cmd[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,13 +1,19 @@
-# Cross-compiles Strata for 64-bit Windows on Debian with mingw-w64 (its POSIX-threads flavour:
-# std::thread and std::mutex need it). The dependencies are built for the same target into a
+# Cross-compiles Strata for 64-bit Windows on Debian: clang-19 targeting mingw-w64, with the
+# mingw-w64 GCC's runtime and libstdc++ (its POSIX-threads flavour: std::thread and std::mutex need
+# it). Not mingw's GCC itself: it keeps `thread_local` variables in emulated TLS, whose blocks are
+# freed at thread exit *before* the variables' destructors run (their storage is reused under
+# them: a server stopping crashed in a tokenizer's per-thread scratch); clang uses the native TLS
+# of Windows, which outlives the destructors. The dependencies are built for the same target into a
 # prefix by scripts/windows_deps.sh; pass it as STRATA_WINDOWS_PREFIX:
 #   cmake -S . -B build-windows -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/windows/mingw-w64-x86_64.cmake \
 #         -DSTRATA_WINDOWS_PREFIX=$PWD/build-windows-deps/prefix
 set(CMAKE_SYSTEM_NAME Windows)
 set(CMAKE_SYSTEM_PROCESSOR x86_64)
 set(triple x86_64-w64-mingw32)
-set(CMAKE_C_COMPILER ${triple}-gcc-posix)
-set(CMAKE_CXX_COMPILER ${triple}-g++-posix)
+set(CMAKE_C_COMPILER clang-19)
+set(CMAKE_CXX_COMPILER clang++-19)
+set(CMAKE_C_COMPILER_TARGET ${triple})
+set(CMAKE_CXX_COMPILER_TARGET ${triple})
 set(CMAKE_RC_COMPILER ${triple}-windres)
 
 set(STRATA_WINDOWS_PREFIX "" CACHE PATH "Prefix holding the Windows builds of the dependencies")
@@ -27,7 +33,9 @@ set(ENV{PKG_CONFIG_LIBDIR} "${STRATA_WINDOWS_PREFIX}/lib/pkgconfig")
 set(ENV{PKG_CONFIG_SYSROOT_DIR} "")
 
 # One self-contained .exe: the GCC runtime and winpthreads linked in, so a user copies one file.
-set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")
+# libstdc++'s threads are winpthreads: named explicitly, as clang's driver does not add it.
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-static -pthread")
+set(CMAKE_CXX_STANDARD_LIBRARIES "-lpthread")
 # Windows 10 1809 and newer (cpp-httplib's Winsock use and the file APIs need 0x0A00).
 add_compile_definitions(_WIN32_WINNT=0x0A00 WINVER=0x0A00 NOMINMAX WIN32_LEAN_AND_MEAN)
 # Tests and tools run through Wine on the build machine.

@@ -38,7 +38,7 @@ int report_failure(const std::string& command, const std::string& message);
 
 // The command line this process was started with (main sets it): what a command needs to run the
 // process again (cli/self_rerun.h).
-void set_process_arguments(int argc, char** argv);
+void set_process_arguments(std::vector<std::string> args);
 const std::vector<std::string>& process_arguments();
 
 }  // namespace strata::cli

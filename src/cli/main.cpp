@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/process_io.h"
 
 namespace strata::cli {
 
@@ -23,17 +24,22 @@ std::vector<std::string>& arguments() {
 }
 }  // namespace
 
-void set_process_arguments(int argc, char** argv) { arguments().assign(argv, argv + argc); }
+void set_process_arguments(std::vector<std::string> args) { arguments() = std::move(args); }
 const std::vector<std::string>& process_arguments() { return arguments(); }
 
 }  // namespace strata::cli
 
 int main(int argc, char** argv) {
     using namespace strata::cli;
-    set_process_arguments(argc, argv);
+    prepare_standard_streams();
+    set_process_arguments(utf8_arguments(argc, argv));
+    std::vector<char*> utf8_argv;
+    for (const std::string& a : process_arguments()) utf8_argv.push_back(const_cast<char*>(a.c_str()));
     CLI::App app{"Strata: Mixture-of-Experts inference beyond VRAM"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "strata 0.1.0");
+    // CLI11 on Windows would read "/x" as option x: flags are --x everywhere, "/..." is a path.
+    app.allow_windows_style_options(false);
 
     auto& registry = command_registry();
     std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -43,7 +49,7 @@ int main(int argc, char** argv) {
         commands.emplace_back(sub, entry.setup(*sub));
     }
     try {
-        app.parse(argc, argv);
+        app.parse(static_cast<int>(utf8_argv.size()), utf8_argv.data());
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }

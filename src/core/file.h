@@ -56,7 +56,8 @@ private:
 };
 
 // Whole-file helpers for small files (test vectors, templates, JSON). read_file_to_string reads to
-// end of file, so a pipe or FIFO given as a path (`--file /dev/stdin`) is read whole.
+// end of file, so a pipe or FIFO given as a path (`--file /dev/stdin`) is read whole; "-" is
+// standard input.
 Result<std::string> read_file_to_string(const std::string& path);
 Status write_string_to_file(const std::string& path, std::string_view data);
 bool file_exists(const std::string& path);

@@ -41,7 +41,7 @@ Result<File> File::open_reading(const std::string& path, bool unbuffered) {
     }
     if (S_ISDIR(st.st_mode)) {
         ::close(fd);
-        return Status::error("cannot open {}: expected a file, got a directory", path);
+        return Status::error("cannot open {}: expected a regular file, got a directory", path);
     }
     File f;
     f.handle_ = fd;

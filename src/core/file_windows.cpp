@@ -1,7 +1,9 @@
 // Windows implementation of core/file.h. ReadFile with an OVERLAPPED offset is the positional read
 // (no shared file pointer), so concurrent reads of one handle are safe as on POSIX.
 #if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
+#endif
 #include <windows.h>
 
 #include <string>
@@ -37,7 +39,7 @@ Result<File> File::open_reading(const std::string& path, bool unbuffered) {
     HANDLE h = CreateFileW(widen(path).c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING, flags, nullptr);
     if (h == INVALID_HANDLE_VALUE) {
         // A directory opens only with FILE_FLAG_BACKUP_SEMANTICS: without it, "access denied".
-        if (is_directory(path)) return Status::error("cannot open {}: expected a file, got a directory", path);
+        if (is_directory(path)) return Status::error("cannot open {}: expected a regular file, got a directory", path);
         return Status::error("cannot open {}{}: {} (check the path and that the file is readable)", path,
                              unbuffered ? " for unbuffered reads" : "", last_error_text());
     }

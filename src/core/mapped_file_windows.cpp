@@ -1,7 +1,9 @@
 // Windows implementation of core/mapped_file.h: a read-only file mapping of the whole file, or the
 // file read into committed memory (read_into_memory).
 #if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
+#endif
 #include <windows.h>
 
 #include <algorithm>

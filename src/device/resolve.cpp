@@ -104,7 +104,8 @@ Result<ResolvedDevice> resolve_device_flag(const std::vector<GpuDevice>& devices
     if (spec == "cpu") return on_cpu("strata: using the CPU (--device cpu)");
 
     if (spec.empty() || spec == "auto" || spec == "gpu") {
-        const std::string_view shown = spec.empty() ? "auto" : spec;
+        // Both arms string_view: with a std::string arm the result would be a temporary copy, viewed dangling.
+        const std::string_view shown = spec.empty() ? std::string_view("auto") : std::string_view(spec);
         AutoPick pick = pick_auto_device(devices);
         if (pick.index) return gpu_chosen(devices, *pick.index, shown, fmt::format("--device {} takes {}", shown, pick.why), user);
         if (spec == "gpu") {

@@ -19,7 +19,6 @@
 #include <setupapi.h>
 // clang-format on
 #include <map>
-#pragma comment(lib, "setupapi.lib")
 #endif
 
 namespace strata {

@@ -33,7 +33,7 @@ for good in 0 64; do
         sleep 0.1
     done
     grep -q "ready in" "$work/server.log" || fail "--checkpoint-ram $good: no 'ready' line: $(cat "$work/server.log")"
-    kill -TERM "$server_pid"
+    kill -"${STRATA_TEST_STOP_SIGNAL:-TERM}" "$server_pid"
     wait "$server_pid" || fail "--checkpoint-ram $good: the server did not stop cleanly"
     server_pid=""
 done

@@ -69,8 +69,8 @@ for _ in $(seq 1 600); do  # up to 30 s on a loaded machine
     [[ -s "$work/drain.txt" ]] && break
     sleep 0.05
 done
-kill -TERM "$server_pid"
-wait "$curl_pid" || fail "the in-flight stream was cut off"
+kill -"${STRATA_TEST_STOP_SIGNAL:-TERM}" "$server_pid"
+wait "$curl_pid" || fail "the in-flight stream was cut off (curl exit $?): $(tail -c 300 "$work/drain.txt")"
 grep -q 'data: \[DONE\]' "$work/drain.txt" || fail "the in-flight stream did not finish: $(tail -c 200 "$work/drain.txt")"
 status=0
 wait "$server_pid" || status=$?

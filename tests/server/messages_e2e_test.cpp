@@ -173,7 +173,7 @@ TEST(MessagesE2E, TheStreamsEventsAddUpToTheWholeMessage) {
         EXPECT_EQ(data["delta"]["type"], "text_delta");
         text += data["delta"]["text"].get<std::string>();
     }
-    EXPECT_EQ(text, whole["content"][0]["text"]);
+    EXPECT_EQ(text, whole["content"][0]["text"].get<std::string>());
     const json& delta = events[events.size() - 2].second;
     EXPECT_EQ(delta["delta"]["stop_reason"], "end_turn");
     EXPECT_TRUE(delta["delta"]["stop_sequence"].is_null());
@@ -184,7 +184,7 @@ TEST(MessagesE2E, AToolCallIsAToolUseBlockAndItsResultGoesBack) {
     ScriptedServer srv("<think>Ask the tool.</think><tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>");
     auto c = srv.client();
     json body = request("Weather in Paris?", 200);  // the script is ~120 tokens of the byte-level vocabulary
-    body["tools"] = {kWeatherTool};
+    body["tools"] = json::array({kWeatherTool});
     body["tool_choice"] = {{"type", "auto"}};
     auto r = post(c, "/v1/messages", body);
     ASSERT_TRUE(r);
@@ -218,7 +218,7 @@ TEST(MessagesE2E, AToolCallIsAToolUseBlockAndItsResultGoesBack) {
 
     // The client runs the tool and sends the call and its result back.
     json follow_up = request("Weather in Paris?");
-    follow_up["tools"] = {kWeatherTool};
+    follow_up["tools"] = json::array({kWeatherTool});
     follow_up["messages"].push_back({{"role", "assistant"}, {"content", m["content"]}});
     follow_up["messages"].push_back(
         {{"role", "user"}, {"content", {{{"type", "tool_result"}, {"tool_use_id", call["id"]}, {"content", "18 C, sunny"}}}}});
@@ -232,7 +232,7 @@ TEST(MessagesE2E, CountTokensCountsThePromptAsTheReplyDoes) {
     auto c = srv.client();
     json body = request("How many tokens is this?");
     body["system"] = {{{"type", "text"}, {"text", "You count."}}};
-    body["tools"] = {kWeatherTool};
+    body["tools"] = json::array({kWeatherTool});
     json counting = body;
     counting.erase("max_tokens");
     auto counted = post(c, "/v1/messages/count_tokens", counting);
@@ -260,7 +260,7 @@ TEST(MessagesE2E, BadRequestsGetAnthropicErrorsAndTheServerStaysUp) {
     image["messages"][0]["content"] = {{{"type", "image"}, {"source", {{"type", "base64"}, {"media_type", "image/png"}, {"data", "AA=="}}}}};
     expect_anthropic_error(post(c, "/v1/messages", image), 400, "invalid_request_error", "image blocks are not supported");
     json forced = request("x");
-    forced["tools"] = {kWeatherTool};
+    forced["tools"] = json::array({kWeatherTool});
     forced["tool_choice"] = {{"type", "tool"}, {"name", "no_such_tool"}};
     expect_anthropic_error(post(c, "/v1/messages", forced), 400, "invalid_request_error", "expected the name of one of the request's tools");
     expect_anthropic_error(post(c, "/v1/messages", request("x", 100000)), 400, "invalid_request_error",

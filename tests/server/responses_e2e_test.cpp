@@ -204,7 +204,7 @@ TEST(ResponsesE2E, TheStreamsNumberedEventsAddUpToTheWholeResponse) {
         ++deltas;
     }
     EXPECT_GT(deltas, 1u);  // streamed, not sent at the end
-    EXPECT_EQ(text, whole["output"][0]["content"][0]["text"]);
+    EXPECT_EQ(text, whole["output"][0]["content"][0]["text"].get<std::string>());
     const json& done = events.back()["response"];
     EXPECT_EQ(done["id"], created["id"]);
     EXPECT_EQ(done["status"], "completed");
@@ -218,7 +218,7 @@ TEST(ResponsesE2E, ACallIsAFunctionCallItemAndItsOutputContinuesTheConversation)
     ScriptedServer srv("<think>Ask the tool.</think><tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>");
     auto c = srv.client();
     json body = request("Weather in Paris?");
-    body["tools"] = {kWeatherTool};
+    body["tools"] = json::array({kWeatherTool});
     json resp = ok_json(post(c, "/v1/responses", body));
     EXPECT_EQ(resp["status"], "completed");
     EXPECT_EQ(resp["tools"][0]["name"], "get_weather");
@@ -253,7 +253,7 @@ TEST(ResponsesE2E, ACallIsAFunctionCallItemAndItsOutputContinuesTheConversation)
     // The client runs the tool and sends only its output, naming the response with the call.
     json follow_up = request(json::array({{{"type", "function_call_output"}, {"call_id", call["call_id"]}, {"output", "18 C, sunny"}}}));
     follow_up["previous_response_id"] = resp["id"];
-    follow_up["tools"] = {kWeatherTool};
+    follow_up["tools"] = json::array({kWeatherTool});
     json next = ok_json(post(c, "/v1/responses", follow_up));
     EXPECT_EQ(next["previous_response_id"], resp["id"]);
     // The call and its result were rendered after the first turn: the template writes a tool
@@ -320,7 +320,7 @@ TEST(ResponsesE2E, InputTokensCountsThePromptAsTheResponseDoes) {
     auto c = srv.client();
     json body = request(json::array({{{"role", "user"}, {"content", {{{"type", "input_text"}, {"text", "How many?"}}}}}}));
     body["instructions"] = "Count.";
-    body["tools"] = {kWeatherTool};
+    body["tools"] = json::array({kWeatherTool});
     json counted = ok_json(post(c, "/v1/responses/input_tokens", body));
     EXPECT_EQ(counted, json({{"object", "response.input_tokens"}, {"input_tokens", tokens_of("<system>Count.\n<user>How many?\n<tools>1\n<assistant>")}}));
     EXPECT_EQ(ok_json(post(c, "/v1/responses", body))["usage"]["input_tokens"], counted["input_tokens"]);
