@@ -48,6 +48,24 @@ TEST(File, OffsetsBeyondFourGigabytes) {
     EXPECT_EQ(std::string(buf, 4), "FAR!");
     ASSERT_TRUE(f->read_at(far & 0xffffffffu, buf, 4));  // what a 32-bit truncation would read
     EXPECT_EQ(std::string(buf, 4), std::string(4, '\0'));
+    // Several threads at once, each alternating between past 4 GiB and near the start of one handle
+    // (a shared file pointer, as ReadFile without an offset has on Windows, would mix them up).
+    std::vector<std::thread> threads;
+    std::vector<int> wrong(4, 0);
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 100; ++i) {
+                char got[4];
+                const bool high = (i + t) % 2 == 0;
+                if (!f->read_at(high ? far : uint64_t(t) * 4096, got, 4) ||
+                    std::string(got, 4) != (high ? std::string("FAR!") : std::string(4, '\0'))) {
+                    ++wrong[t];
+                }
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    for (int w : wrong) EXPECT_EQ(w, 0);
 
     auto m = MappedFile::map(dir.path("sparse"));
     ASSERT_TRUE(m);
