@@ -19,6 +19,7 @@
 #include "gguf/reader.h"
 #include "plan/planner.h"
 #include "plan/render.h"
+#include "plan/host_ram.h"
 #include "plan/units.h"
 #include "runtime/gpu_op_selftest.h"
 
@@ -183,7 +184,7 @@ int run_selftest(const DeviceListing& listing, const DevicesOptions& opts, const
 int run_devices(const DevicesOptions& opts) {
     EnumerateOptions eo;
     eo.visibility = device_environment().visibility;
-    eo.hip_path = device_environment().hip_path;
+    eo.hip_sdk = device_environment().hip_sdk;
     if (!opts.sysfs_root.empty()) {
         eo.sysfs_root = opts.sysfs_root;
         eo.probe_runtimes = false;  // a fake tree stands for the whole machine

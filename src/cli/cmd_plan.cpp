@@ -18,6 +18,7 @@
 #include "plan/model_bytes.h"
 #include "plan/planner.h"
 #include "plan/render.h"
+#include "plan/host_ram.h"
 #include "plan/units.h"
 
 namespace strata::cli {
@@ -120,11 +121,16 @@ Result<PlanRequest> build_request(const PlanOptions& o, std::vector<std::string>
         notes.push_back("no --vram given: planned for the CPU only (pass --vram SIZE to plan for a GPU)");
     }
     req.vram_budget = budget.value_or(0);
+    const Result<HostRam> machine = read_host_ram();
     if (ram) {
         req.ram_bytes = *ram;
     } else {
-        STRATA_ASSIGN_OR_RETURN(req.ram_bytes, host_available_ram());
+        if (!machine) return machine.status();
+        req.ram_bytes = machine->available_bytes;
     }
+    // This machine's limit (Windows: half of RAM) even when --ram plans for other RAM: it is the
+    // OS's, and the load will meet it.
+    if (machine) req.page_lock_limit = page_lock_limit(machine->total_bytes);
     return req;
 }
 

@@ -161,7 +161,7 @@ private:
     // The GPUs as the runtimes will number them, with the variables they will read.
     static MachineDevices this_machine() {
         const DeviceEnvironment& env = device_environment();
-        return list_this_machine(env.visibility, env.hip_path);
+        return list_this_machine(env.visibility, env.hip_sdk);
     }
 
     // Says which card(s) were chosen and why; in a first run, narrows the runtime to them by

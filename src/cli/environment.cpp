@@ -5,6 +5,10 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>  // environ (POSIX; mingw-w64 declares it in stdlib.h)
 
 #include "backend/cpu/cpu_op_profile.h"
 #include "backend/gpu/op_profiler.h"
@@ -33,6 +37,18 @@ bool set_on(const char* name) {
 int int_of(const char* name) {
     const char* v = value_of(name);
     return v ? std::atoi(v) : 0;
+}
+// Every variable whose name starts with prefix, as {name, value}. (Windows keeps the names' case
+// as set; the SDK installer writes them upper case.)
+std::vector<std::pair<std::string, std::string>> variables_named_like(const std::string& prefix) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (char** entry = environ; entry && *entry; ++entry) {
+        const std::string text(*entry);
+        const size_t eq = text.find('=');
+        if (eq == std::string::npos || eq <= prefix.size() || text.compare(0, prefix.size(), prefix) != 0) continue;
+        out.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+    }
+    return out;
 }
 std::optional<double> double_of(const char* name) {
     const char* v = value_of(name);
@@ -116,7 +132,9 @@ const DeviceEnvironment& device_environment() {
         e.visibility = {get("CUDA_VISIBLE_DEVICES"), get("HIP_VISIBLE_DEVICES"), get("ROCR_VISIBLE_DEVICES")};
         if (const char* marker = value_of(kSelfVisibilityMarker)) e.self_rerun = parse_self_visibility_marker(marker);
         if (e.self_rerun) e.visibility.set_by_strata = e.self_rerun->variable;
-        e.hip_path = get("HIP_PATH").value_or("");
+        e.hip_sdk.hip_path = get("HIP_PATH").value_or("");
+        e.hip_sdk.versioned = variables_named_like("HIP_PATH_");
+        e.hip_sdk.program_files = get("ProgramFiles").value_or("");
         e.self_visibility_disabled = set_on("STRATA_NO_SELF_VISIBILITY");
         return e;
     }();

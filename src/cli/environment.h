@@ -10,13 +10,14 @@
 //
 //   ComputeOptions o;  apply_environment_tuning(o);        // DeviceFlags::options() does this
 //   request.tier_tuning = environment_tuning().tiers;
-//   list_this_machine(device_environment().visibility, device_environment().hip_path);
+//   list_this_machine(device_environment().visibility, device_environment().hip_sdk);
 
 #include <optional>
 #include <string>
 
 #include "backend/cpu/cpu_tuning.h"
 #include "backend/gpu/gpu_tuning.h"
+#include "device/hip_sdk.h"
 #include "device/self_visibility.h"
 #include "experts/tier_tuning.h"
 #include "model/gpu/gpu_model.h"
@@ -42,7 +43,7 @@ struct DeviceEnvironment {
     // CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES as the user set them (which
     // one Strata set for itself, when this run is its re-run).
     VisibilityVariables visibility;
-    std::string hip_path;  // HIP_PATH: the HIP SDK whose bin\hipInfo.exe lists AMD GPUs on Windows
+    HipSdkEnvironment hip_sdk;  // HIP_PATH, HIP_PATH_NN, ProgramFiles: where the HIP SDK may lie on Windows
     std::optional<SelfVisibility> self_rerun;  // this run is Strata's re-run for its chosen card(s)
     bool self_visibility_disabled = false;     // STRATA_NO_SELF_VISIBILITY=1: keep every card visible
 };

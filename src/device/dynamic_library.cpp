@@ -11,11 +11,19 @@
 namespace strata {
 
 DynamicLibrary DynamicLibrary::open(std::initializer_list<const char*> names) {
+    return open(std::vector<std::string>(names.begin(), names.end()));
+}
+
+DynamicLibrary DynamicLibrary::open(const std::vector<std::string>& names) {
     DynamicLibrary lib;
     std::string tried;
-    for (const char* name : names) {
+    for (const std::string& name_text : names) {
+        const char* name = name_text.c_str();
 #ifdef _WIN32
-        lib.handle_ = reinterpret_cast<void*>(LoadLibraryA(name));
+        // With a folder in the name, the DLL's own dependencies are searched for in that folder
+        // (an SDK's bin) instead of the program's.
+        const bool has_folder = name_text.find_first_of("\\/") != std::string::npos;
+        lib.handle_ = reinterpret_cast<void*>(LoadLibraryExA(name, nullptr, has_folder ? LOAD_WITH_ALTERED_SEARCH_PATH : 0));
 #else
         // RTLD_LOCAL: the runtime's symbols must not leak into, or clash with, the rest of Strata.
         lib.handle_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);

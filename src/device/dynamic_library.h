@@ -8,6 +8,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace strata {
 
@@ -15,6 +16,8 @@ class DynamicLibrary {
 public:
     // Tries each name in turn; the first that loads wins. error() says why none did.
     static DynamicLibrary open(std::initializer_list<const char*> names);
+    // A name with a folder in it is loaded from there, its own dependencies beside it (Windows).
+    static DynamicLibrary open(const std::vector<std::string>& names);
 
     // Never closed: CUDA and HIP register process-wide state and exit handlers that crash if
     // their code is unmapped before the process ends, so a loaded driver stays for its life.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include "device/gpu_arch.h"
 #include "device/self_visibility.h"
@@ -51,13 +52,15 @@ DeviceListing enumerate_devices(const EnumerateOptions& options) {
     std::vector<GpuDevice> records;
     bool cuda_answered = false;
     if (options.probe_runtimes) {
-        for (auto probe : {probe_cuda, probe_hip, probe_nvml}) {
-            RuntimeListing r = probe();
+        const std::optional<HipSdkSearch> hip_sdks = find_hip_sdks_on_this_machine(options.hip_sdk);
+        const std::vector<HipSdk> sdks = hip_sdks ? hip_sdks->sdks : std::vector<HipSdk>{};
+        for (RuntimeListing& r : std::vector<RuntimeListing>{probe_cuda(), probe_hip(sdks), probe_nvml()}) {
             if (r.report.name == "CUDA driver") cuda_answered = r.report.loaded;
             listing.runtimes.push_back(r.report);
             records.insert(records.end(), r.devices.begin(), r.devices.end());
         }
-        auto windows = read_windows_amd_devices(options.hip_path);
+        if (hip_sdks) listing.runtimes.push_back(hip_sdk_report(*hip_sdks));
+        auto windows = read_windows_amd_devices(sdks);
         records.insert(records.end(), windows.begin(), windows.end());
     }
     auto sysfs = list_sysfs_devices(options.sysfs_root, options.visibility);

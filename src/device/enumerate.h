@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device/device.h"
+#include "device/hip_sdk.h"
 #include "device/merge.h"
 #include "device/runtime_probe.h"
 
@@ -21,7 +22,7 @@ struct EnumerateOptions {
     std::string sysfs_root = "/";
     bool probe_runtimes = true;  // false for fake sysfs trees: only the files under sysfs_root count
     VisibilityVariables visibility;
-    std::string hip_path;  // Windows: the HIP SDK whose bin\hipInfo.exe lists AMD GPUs (empty: PATH only)
+    HipSdkEnvironment hip_sdk;  // Windows: where to look for the HIP SDK (hip_sdk.h)
     ClassifyOptions classify;
 };
 

@@ -168,10 +168,10 @@ Result<std::vector<ResolvedDevice>> resolve_gpus_flag(const std::vector<GpuDevic
     return out;
 }
 
-MachineDevices list_this_machine(const VisibilityVariables& visibility, const std::string& hip_path) {
+MachineDevices list_this_machine(const VisibilityVariables& visibility, const HipSdkEnvironment& hip_sdk) {
     EnumerateOptions options;
     options.visibility = visibility;
-    options.hip_path = hip_path;
+    options.hip_sdk = hip_sdk;
     options.classify.archs = compiled_gpu_archs();
     options.classify.archs_origin = "this build";
     return MachineDevices{enumerate_devices(options).devices, options.visibility};

@@ -18,6 +18,7 @@
 
 #include "core/status.h"
 #include "device/device.h"
+#include "device/hip_sdk.h"
 
 namespace strata {
 
@@ -59,6 +60,6 @@ struct MachineDevices {
     std::vector<GpuDevice> devices;
     VisibilityVariables visibility;
 };
-MachineDevices list_this_machine(const VisibilityVariables& visibility, const std::string& hip_path);
+MachineDevices list_this_machine(const VisibilityVariables& visibility, const HipSdkEnvironment& hip_sdk);
 
 }  // namespace strata

@@ -2,15 +2,17 @@
 #include <fmt/format.h>
 
 #include "device/dynamic_library.h"
+#include "device/hip_sdk.h"
 #include "device/runtime_probe.h"
 
 namespace strata {
 
-RuntimeListing probe_hip() {
+RuntimeListing probe_hip([[maybe_unused]] const std::vector<HipSdk>& sdks) {
     RuntimeListing out;
     out.report.name = "HIP runtime";
 #ifdef _WIN32
-    static DynamicLibrary lib = DynamicLibrary::open({"amdhip64_7.dll", "amdhip64_6.dll", "amdhip64.dll"});
+    // Loaded once per process (never unloaded, dynamic_library.h): the first call's SDKs decide.
+    static DynamicLibrary lib = DynamicLibrary::open(hip_runtime_library_candidates(sdks));
 #else
     static DynamicLibrary lib = DynamicLibrary::open({"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"});
 #endif

@@ -14,6 +14,10 @@
 #include "device/device.h"
 
 namespace strata {
+struct HipSdk;
+}
+
+namespace strata {
 
 struct RuntimeReport {
     std::string name;     // "CUDA driver", "NVML", "HIP runtime"
@@ -32,6 +36,7 @@ RuntimeListing probe_nvml();
 // Name, memory, PCI bus id and ordinal only: hipDeviceProp_t changed layout between HIP 5 and
 // 6, so reading it without the matching header risks garbage. The arch and wave size come from
 // the KFD node (Linux) or hipInfo (Windows) with the same bus id.
-RuntimeListing probe_hip();
+// On Windows the runtime DLL is looked for by name first, then in each HIP SDK found (hip_sdk.h).
+RuntimeListing probe_hip(const std::vector<HipSdk>& sdks);
 
 }  // namespace strata

@@ -262,10 +262,8 @@ std::map<std::string, PciAddress> display_adapter_locations() {
     return out;
 }
 
-std::string run_hipinfo(const std::string& hip_path) {
-    std::vector<std::string> candidates = {"hipInfo.exe"};
-    if (!hip_path.empty()) candidates.insert(candidates.begin(), hip_path + "\\bin\\hipInfo.exe");
-    for (const auto& exe : candidates) {
+std::string run_hipinfo(const std::vector<HipSdk>& sdks) {
+    for (const auto& exe : hipinfo_candidates(sdks)) {
         FILE* pipe = _popen(fmt::format("\"{}\" 2>NUL", exe).c_str(), "r");
         if (!pipe) continue;
         std::string text;
@@ -278,7 +276,7 @@ std::string run_hipinfo(const std::string& hip_path) {
 
 }  // namespace
 
-std::vector<GpuDevice> read_windows_amd_devices(const std::string& hip_path) {
+std::vector<GpuDevice> read_windows_amd_devices(const std::vector<HipSdk>& sdks) {
     std::vector<GpuDevice> out, adapters;
     auto locations = display_adapter_locations();
     const char* class_key = "SYSTEM\\CurrentControlSet\\Control\\Class\\{4d36e968-e325-11ce-bfc1-08002be10318}";
@@ -304,12 +302,12 @@ std::vector<GpuDevice> read_windows_amd_devices(const std::string& hip_path) {
         RegCloseKey(cls);
     }
     // hipInfo first: merge_devices() lets earlier records win, and hipInfo knows more.
-    for (const HipInfoDevice& h : parse_hipinfo_output(run_hipinfo(hip_path))) out.push_back(device_from_hipinfo(h));
+    for (const HipInfoDevice& h : parse_hipinfo_output(run_hipinfo(sdks))) out.push_back(device_from_hipinfo(h));
     out.insert(out.end(), adapters.begin(), adapters.end());
     return out;
 }
 #else
-std::vector<GpuDevice> read_windows_amd_devices(const std::string&) { return {}; }
+std::vector<GpuDevice> read_windows_amd_devices(const std::vector<HipSdk>&) { return {}; }
 #endif
 
 }  // namespace strata

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "device/device.h"
+#include "device/hip_sdk.h"
 
 namespace strata {
 
@@ -49,8 +50,8 @@ GpuDevice device_from_hipinfo(const HipInfoDevice& h);
 // Vendor and device ids from MatchingDeviceId, arch from the DriverDesc product name.
 GpuDevice device_from_display_adapter(const DisplayAdapterValues& a);
 
-// Windows only: the registry's display adapters and, when hipInfo.exe is found (PATH or
-// hip_path\bin, the caller's %HIP_PATH%), its listing. Elsewhere returns an empty list.
-std::vector<GpuDevice> read_windows_amd_devices(const std::string& hip_path);
+// Windows only: the registry's display adapters and, when a hipInfo.exe runs (each SDK's bin in
+// order, then PATH: hipinfo_candidates()), its listing. Elsewhere returns an empty list.
+std::vector<GpuDevice> read_windows_amd_devices(const std::vector<HipSdk>& sdks);
 
 }  // namespace strata

@@ -99,6 +99,9 @@ struct GpuExpertTierOptions {
     double lfu_decay = 0.9;
     MissLane miss_lane = MissLane::Auto;  // experts/miss_lanes.h
     bool pin_file = true;        // page-lock the mapped expert tensors (else copies are staged)
+    // The most bytes page-locking may take (experts/host_pinning.h; page_lock_limit() in
+    // plan/host_ram.h: about half of RAM under Windows' WDDM); UINT64_MAX: no limit of the OS's own.
+    uint64_t page_lock_limit = UINT64_MAX;
     // One-token steps copy up to this many of the next layer's likely experts (its router's pick
     // for this layer's input) ahead, into free staging slots; 0: off.
     uint32_t prefetch = kDefaultExpertPrefetch;
@@ -119,8 +122,8 @@ struct GpuExpertTierOptions {
 struct GpuExpertTierSummary {
     uint64_t moe_layers = 0, experts_per_layer = 0, slot_bytes = 0;
     uint64_t cache_slots = 0, staging_slots = 0;
-    bool file_pinned = false;
-    std::string pin_note;              // why not, when not
+    bool file_pinned = false;          // every layer's experts page-locked
+    std::string pin_note;              // what was locked and, when not all, why
     double link_gbps = 0;              // host → VRAM, measured at start-up
     std::string describe() const;
 };

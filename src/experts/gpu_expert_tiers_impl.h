@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -28,6 +29,7 @@
 #include "experts/expert_policy.h"
 #include "experts/expert_slots.h"
 #include "experts/expert_store.h"
+#include "experts/host_pinning.h"
 #include "experts/gpu_expert_tiers.h"
 #include "experts/gpu_step_plan.h"
 #include "experts/host_flag.h"
@@ -51,6 +53,18 @@ struct TierLayer {
     // gpt-oss: every expert's biases stay in VRAM (a few MB per layer, indexed by expert id).
     gpu::DeviceBuffer gate_bias, up_bias, down_bias;
     uint64_t expert_bytes() const { return gate_bytes + up_bytes + down_bytes; }
+};
+
+// The runtime's page-locking of the mapped file (experts/host_pinning.h), each range locked for the
+// tiers' life.
+class RuntimePinner final : public HostPinner {
+public:
+    bool pin(const HostRange& range, std::string* error) override {
+        return registrations_.emplace_back().register_range(reinterpret_cast<const void*>(range.begin), range.bytes, true, error);
+    }
+
+private:
+    std::deque<gpu::HostRegistration> registrations_;  // a deque: a registration never moves
 };
 
 // A host buffer in page-locked memory that grows (only at points where no queued copy reads it).
@@ -261,7 +275,7 @@ private:
     int ordinal_;
     gpu::GpuStream copy_stream_;
     gpu::CopyBatch copies_;
-    gpu::HostRegistration registration_;
+    RuntimePinner pinner_;
     gpu::GpuEvent step_done_, half_free_[2], half_copied_[2];
     gpu::GpuEvent experts_done_;  // the GPU's part of the step's experts (for MissLanes::decode_feedback)
     gpu::GpuEvent routed_, predicted_;  // the step's routing, and the next layer's guess, on the host

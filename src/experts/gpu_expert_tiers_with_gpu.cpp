@@ -119,25 +119,19 @@ void GpuExpertTiers::pin_file(GpuExpertTierSummary* summary) {
         if (summary) summary->pin_note = "not asked for";
         return;
     }
-    const uint8_t* lo = nullptr;
-    const uint8_t* hi = nullptr;
+    std::vector<HostRange> ranges;
     for (const TierLayer& t : layers_) {
+        uintptr_t lo = UINTPTR_MAX, hi = 0;
         for (const Weight* w : {&t.host.gate, &t.host.up, &t.host.down}) {
-            const uint8_t* b = w->data;
-            const uint8_t* end = b + static_cast<uint64_t>(w->rows()) * w->row_bytes;
-            lo = lo ? std::min(lo, b) : b;
-            hi = hi ? std::max(hi, end) : end;
+            const auto b = reinterpret_cast<uintptr_t>(w->data);
+            lo = std::min(lo, b), hi = std::max(hi, b + static_cast<uint64_t>(w->rows()) * w->row_bytes);
         }
+        ranges.push_back(page_aligned_range(lo, hi));
     }
-    constexpr uintptr_t kPage = 4096;
-    const auto a = reinterpret_cast<uintptr_t>(lo) / kPage * kPage;
-    const auto b = (reinterpret_cast<uintptr_t>(hi) + kPage - 1) / kPage * kPage;
-    std::string error;
-    const bool ok = registration_.register_range(reinterpret_cast<const void*>(a), b - a, true, &error);
+    const PinOutcome pinned = pin_expert_ranges(ranges, options_.page_lock_limit, pinner_);
     if (summary) {
-        summary->file_pinned = ok;
-        summary->pin_note = ok ? fmt::format("{:.2f} GiB of the mapped file page-locked", static_cast<double>(b - a) / (1 << 30))
-                               : fmt::format("page-locking the mapped file failed ({}): copies are staged by the driver", error);
+        summary->file_pinned = pinned.all_pinned();
+        summary->pin_note = pinned.note;
     }
 }
 

@@ -335,6 +335,13 @@ void explain(const ModelConfig& cfg, Plan& p) {
                                         : fmt::format("; read from disk through the mapped file: {} experts ({}, {})",
                                                       p.disk_experts, b(p.disk_expert_bytes),
                                                       percent(p.disk_expert_share()))));
+            const uint64_t expert_tensors = w.expert_bytes;
+            if (expert_tensors > req.page_lock_limit) {
+                e.push_back(fmt::format("The OS page-locks at most {} for the GPU (Windows' display driver: about half of "
+                                        "RAM): of the {} of expert tensors, the layers within it are locked and copies of "
+                                        "the rest are staged by the driver (slower).",
+                                        b(req.page_lock_limit), b(expert_tensors)));
+            }
             e.push_back(fmt::format("With uniform routing about {} of a token's {} of expert reads miss VRAM; skewed "
                                     "routing and the cache policy do better.",
                                     b(static_cast<uint64_t>((1.0 - p.vram_expert_share()) *

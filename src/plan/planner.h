@@ -46,6 +46,9 @@ struct PlanRequest {
     uint64_t vram_reserve = 512 * kMiB;
     uint64_t ram_bytes = 0;            // host RAM the engine may use (MemAvailable by default)
     uint64_t ram_reserve = 1 * kGiB;   // left to the OS, the page cache of the file, other programs
+    // The most the GPU may page-lock (plan/host_ram.h: about half of RAM under Windows' WDDM);
+    // UINT64_MAX: no limit of the OS's own. Only explained: the load locks what it may.
+    uint64_t page_lock_limit = UINT64_MAX;
     int64_t n_ctx = 4096;
     KvCacheType kv_type = KvCacheType::F16;
     int64_t n_batch = 512;             // tokens per forward pass (prompt chunks, verify windows)

@@ -1,9 +1,7 @@
 #include "plan/units.h"
 
 #include <cctype>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 namespace strata {
 
@@ -87,41 +85,6 @@ std::string format_bytes(uint64_t bytes) {
         ++u;
     }
     return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.2f} {}", v, kUnits[u]);
-}
-
-Result<uint64_t> parse_meminfo_available(std::string_view text) {
-    constexpr std::string_view kKey = "MemAvailable:";
-    size_t at = 0;
-    // The key must start a line (not be the tail of another key).
-    while ((at = text.find(kKey, at)) != std::string_view::npos && at != 0 && text[at - 1] != '\n') at += kKey.size();
-    if (at == std::string_view::npos) {
-        return Status::error("/proc/meminfo: expected a MemAvailable line, found none (pass --ram SIZE)");
-    }
-    size_t i = at + kKey.size();
-    while (i < text.size() && text[i] == ' ') ++i;
-    uint64_t kib = 0;
-    size_t digits = 0;
-    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++digits) {
-        if (kib > std::numeric_limits<uint64_t>::max() / 10 / 1024) {
-            return Status::error("/proc/meminfo: MemAvailable is too large to be real (pass --ram SIZE)");
-        }
-        kib = kib * 10 + static_cast<uint64_t>(text[i] - '0');
-    }
-    // The kernel always prints the value in kB (meaning KiB).
-    if (digits == 0 || text.substr(i, 3) != " kB") {
-        return Status::error("/proc/meminfo: expected \"MemAvailable: <n> kB\", got \"{}\" (pass --ram SIZE)",
-                             text.substr(at, std::min<size_t>(40, text.size() - at)));
-    }
-    return kib * 1024;
-}
-
-Result<uint64_t> host_available_ram() {
-    // A stream, not a sized read: files under /proc report a size of 0.
-    std::ifstream in("/proc/meminfo");
-    if (!in) return Status::error("cannot open /proc/meminfo to find the free RAM (pass --ram SIZE)");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_meminfo_available(text.str());
 }
 
 }  // namespace strata

@@ -4,7 +4,6 @@
 //
 //   STRATA_ASSIGN_OR_RETURN(uint64_t vram, parse_byte_size("24GiB"));   // 25769803776
 //   format_bytes(vram);                                                 // "24.00 GiB"
-//   STRATA_ASSIGN_OR_RETURN(uint64_t avail, host_available_ram());     // MemAvailable
 
 #include <cstdint>
 #include <string>
@@ -24,11 +23,5 @@ Result<uint64_t> parse_byte_size(std::string_view text);
 
 // "512 B", "1.50 KiB", "18.13 GiB": binary units, two decimals above bytes.
 std::string format_bytes(uint64_t bytes);
-
-// MemAvailable from the text of /proc/meminfo ("MemAvailable:   123456 kB"), in bytes.
-Result<uint64_t> parse_meminfo_available(std::string_view meminfo_text);
-// The same, read from this machine's /proc/meminfo (Linux); an error elsewhere, so callers
-// ask the user for --ram.
-Result<uint64_t> host_available_ram();
 
 }  // namespace strata

@@ -8,6 +8,7 @@
 #include "backend/gpu/device_runtime.h"
 #include "backend/gpu/gpu_routed_experts.h"
 #include "experts/expert_profile.h"
+#include "plan/host_ram.h"
 #include "plan/units.h"
 
 namespace strata {
@@ -47,8 +48,9 @@ namespace {
 void fill_plan_request(const ComputeOptions& options, const GpuPlacementRequest& request, PlanRequest& req) {
     req.vram_budget = request.vram_budget;
     req.vram_reserve = request.vram_reserve;
-    auto ram = host_available_ram();
-    req.ram_bytes = ram ? *ram : 0;
+    const Result<HostRam> ram = read_host_ram();
+    req.ram_bytes = ram ? ram->available_bytes : 0;
+    req.page_lock_limit = ram ? page_lock_limit(ram->total_bytes) : UINT64_MAX;
     req.n_ctx = request.n_ctx;
     req.kv_type = options.kv_type;
     req.n_batch = request.n_batch;
@@ -74,6 +76,9 @@ Result<GpuExpertTierOptions> tier_options(const GgufFile& file, const ModelConfi
     tier.miss_lane = request.miss_lane;
     tier.tuning = request.tier_tuning;
     tier.prefetch = request.expert_prefetch;
+    // Unknown RAM: no limit assumed; a refused registration still falls back layer by layer.
+    const Result<HostRam> ram = read_host_ram();
+    tier.page_lock_limit = ram ? page_lock_limit(ram->total_bytes) : UINT64_MAX;
     if (!request.expert_profile.empty()) {
         STRATA_ASSIGN_OR_RETURN(ExpertProfileModel who, expert_profile_model(file));
         STRATA_ASSIGN_OR_RETURN(ExpertProfile profile, load_expert_profile(request.expert_profile, who));

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "plan/host_ram.h"
 #include "plan/units.h"
 
 namespace strata {

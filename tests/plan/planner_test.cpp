@@ -84,6 +84,22 @@ TEST(Planner, PartialCacheSplitsExpertsOverVramRamAndDisk) {
     EXPECT_TRUE(any_contains(p.notes, format_bytes(9216)));
 }
 
+TEST(Planner, APageLockLimitBelowTheExpertsIsExplained) {
+    // Windows locks about half of RAM for the GPU: with a limit below the toy's 24384 bytes of
+    // experts the plan says that copies of the layers past it are staged by the driver.
+    PlanRequest r = toy_request(148032, 28156);
+    r.page_lock_limit = 14078;
+    Plan p = toy_plan(r);
+    ASSERT_TRUE(p.fits);
+    EXPECT_TRUE(any_contains(p.explanation, "The OS page-locks at most " + format_bytes(14078)));
+    EXPECT_TRUE(any_contains(p.explanation, "of the " + format_bytes(24384) + " of expert tensors"));
+    // Without a limit, or with all experts in VRAM (no copies), nothing is said.
+    EXPECT_FALSE(any_contains(toy_plan(toy_request(148032, 28156)).explanation, "page-locks"));
+    PlanRequest resident = toy_request(1 << 20, 1 << 20);
+    resident.page_lock_limit = 14078;
+    EXPECT_FALSE(any_contains(toy_plan(resident).explanation, "page-locks"));
+}
+
 TEST(Planner, BudgetAndFreeMemoryBoundTheCapacity) {
     PlanRequest budget = toy_request(1 << 20, 28156);
     budget.vram_budget = 148032;  // a 1 MiB card behaving as a 148032-byte one

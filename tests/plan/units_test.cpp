@@ -1,6 +1,7 @@
 // Size flags (--vram 24GiB) and /proc/meminfo: what users type must parse exactly or fail clearly.
 #include <gtest/gtest.h>
 
+#include "plan/host_ram.h"
 #include "plan/units.h"
 
 namespace strata {
