@@ -164,8 +164,8 @@ RuntimeReport hip_sdk_report(const HipSdkSearch& search) {
     r.name = "HIP SDK";
     r.loaded = !search.sdks.empty();
     std::string text;
+    if (!search.sdks.empty()) r.version = search.sdks.front().version;  // the one used first
     for (const HipSdk& sdk : search.sdks) {
-        if (r.version.empty()) r.version = sdk.version;
         text += fmt::format("{}{} ({}{})", text.empty() ? "" : "; then ", sdk.root, sdk.found_by, sdk.has_hipinfo ? "" : ", no hipInfo.exe");
     }
     if (text.empty()) text = "none found (HIP_PATH unset or stale, nothing under %ProgramFiles%\\AMD\\ROCm): AMD GPUs are listed from the registry only";

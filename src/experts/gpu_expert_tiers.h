@@ -124,6 +124,7 @@ struct GpuExpertTierSummary {
     uint64_t cache_slots = 0, staging_slots = 0;
     bool file_pinned = false;          // every layer's experts page-locked
     std::string pin_note;              // what was locked and, when not all, why
+    std::string mapping_note;          // what the GPU's mapping of page-locked memory does (mapped_alias.h)
     double link_gbps = 0;              // host → VRAM, measured at start-up
     std::string describe() const;
 };

@@ -30,6 +30,7 @@
 #include "experts/expert_slots.h"
 #include "experts/expert_store.h"
 #include "experts/host_pinning.h"
+#include "experts/mapped_alias.h"
 #include "experts/gpu_expert_tiers.h"
 #include "experts/gpu_step_plan.h"
 #include "experts/host_flag.h"
@@ -192,7 +193,9 @@ private:
     uint64_t plan_warm(const gpu::RoutedExpertsStep& step, const int32_t* predicted, int64_t li);
 
     // ---- the link (gpu_tiers_link_with_gpu.cpp) ----
-    static void* mapped(const PinnedArray& a, uint64_t bytes);
+    void* mapped(const PinnedArray& a, uint64_t bytes) const;
+    // A page-locked buffer's GPU address where the mapping's check passed (experts/mapped_alias.h).
+    void* view_of(const PinnedArray& a) const { return mapped_reads_ ? a.buffer.device_view() : nullptr; }
     void* lane_sum_view() const;
     // How a step's routing comes up to the host: as tagged pairs (decode), or data then a flag
     // whose value is seq (0: no flag, an event then).
@@ -263,6 +266,7 @@ private:
     // await_flag); off (tuning.routing_flags) or not allocated: events.
     HostFlag routing_flag_, prediction_flag_;
     bool host_flags_on_ = options_.tuning.routing_flags;
+    bool mapped_reads_ = true;  // kernels read page-locked buffers through the mapping (checked at load)
     // A decode step's routing up and the CPU lane's sum down as tagged words (core/tagged_words.h):
     // the reader polls the data itself, with no fence or flag after it; tuning.tagged_words off:
     // the flag and the counter.

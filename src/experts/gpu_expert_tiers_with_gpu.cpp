@@ -81,6 +81,12 @@ Status GpuExpertTiers::init(gpu::GpuContext& ctx, GpuExpertTierSummary* summary)
     if (lane_done_.allocate(64, &error)) *lane_done_.as<uint32_t>() = 0;
     else early_combine_ = false;  // the lane is then awaited on the host, as before
     if (host_flags_on_) host_flags_on_ = routing_flag_.allocate() && prediction_flag_.allocate();
+    // Only what the runtime's mapping of page-locked memory really does (experts/mapped_alias.h).
+    const MappedAliasReport mapping = check_mapped_alias_on_device(ctx);
+    mapped_reads_ = mapping.mapped_reads();
+    if (!mapping.gpu_polling()) early_combine_ = false, tagged_on_ = false;
+    if (!mapping.host_polling()) host_flags_on_ = false, tagged_on_ = false;
+    if (summary) summary->mapping_note = mapping.describe();
     pin_file(summary);
     measure_link(ctx, summary);
     fill_cache(ctx);
@@ -194,10 +200,10 @@ void GpuExpertTiers::calibrate(const TierLayer& L, int64_t e, CpuContext& cpu) {
 std::string GpuExpertTierSummary::describe() const {
     return fmt::format(
         "expert tiers: {} MoE layers × {} experts, slots of {:.2f} MiB: {} cached in VRAM ({:.1f}% of experts), {} "
-        "staging; host → VRAM {:.1f} GB/s; {}",
+        "staging; host → VRAM {:.1f} GB/s; {}; {}",
         moe_layers, experts_per_layer, static_cast<double>(slot_bytes) / (1 << 20), cache_slots,
         moe_layers * experts_per_layer > 0 ? 100.0 * static_cast<double>(cache_slots) / static_cast<double>(moe_layers * experts_per_layer) : 0.0,
-        staging_slots, link_gbps, pin_note);
+        staging_slots, link_gbps, pin_note, mapping_note);
 }
 
 Result<std::unique_ptr<gpu::RoutedExperts>> make_gpu_expert_tiers(const GgufFile& file, gpu::GpuContext& ctx,

@@ -18,8 +18,8 @@ constexpr uint64_t kMappedTransferBytes = 64 << 10;
 
 // The GPU's view of a page-locked buffer for a transfer of `bytes` through its mapping, or null:
 // a copy then.
-void* GpuExpertTiers::mapped(const PinnedArray& a, uint64_t bytes) {
-    return bytes <= kMappedTransferBytes ? a.buffer.device_view() : nullptr;
+void* GpuExpertTiers::mapped(const PinnedArray& a, uint64_t bytes) const {
+    return bytes <= kMappedTransferBytes ? view_of(a) : nullptr;
 }
 
 // The CPU lane's sum as the combine reads it: through the mapping at any size where the runtime
@@ -29,7 +29,7 @@ void* GpuExpertTiers::mapped(const PinnedArray& a, uint64_t bytes) {
 // for the lane on the GPU (early combine). Every expert in RAM, pp512: 1,553 against 1,445 tok/s
 // (bench/results/2026-11-30-scan-steps; copying sums over 64 KiB measured 2,356-2,459 against
 // 2,437-2,493 tok/s at a 10 GiB budget, and was removed).
-void* GpuExpertTiers::lane_sum_view() const { return host_cpu_out_.buffer.device_view(); }
+void* GpuExpertTiers::lane_sum_view() const { return view_of(host_cpu_out_); }
 
 // A buffer of `words` tagged pairs, cleared when it grows: a new allocation may hold old pairs
 // whose tags a later transfer could take for its own.

@@ -202,7 +202,7 @@ void GpuExpertTiers::queue_gpu_part(TierStep& s, gpu::GpuContext& g) {
     // pp512 at 10 GiB 2,453-2,517 tok/s copied against 2,971-3,075 read through the mapping).
     void* stream = g.stream();
     uint8_t* d_plan = dev_plan_.get<uint8_t>(g.pool(), layout.bytes);
-    void* view = host_plan_.buffer.device_view();
+    void* view = view_of(host_plan_);
     if (view) gpu::gpu_copy_words(d_plan, view, layout.bytes, g);
     else g.upload(d_plan, plan_host, layout.bytes);
     s.d_weights = reinterpret_cast<const float*>(d_plan + layout.weights);

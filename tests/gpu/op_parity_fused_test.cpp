@@ -16,6 +16,7 @@
 #include "backend/cpu/ops.h"
 #include "core/fp16.h"
 #include "core/tagged_words.h"
+#include "experts/mapped_alias.h"
 
 namespace strata::test {
 namespace {
@@ -138,6 +139,19 @@ TEST_F(GpuFused, CopyWordsThroughHostMapping) {
         const std::vector<float> round_trip = from_device(back, static_cast<size_t>(words));
         EXPECT_TRUE(std::equal(round_trip.begin(), round_trip.end(), values.begin() + 2)) << words << " words back";
     }
+}
+
+// The mapping's check (experts/mapped_alias.h) on this machine's runtime: Linux with CUDA maps
+// page-locked memory coherently both ways, so the tiers keep every mapped path.
+TEST_F(GpuFused, MappedAliasCheckPassesWhereTheRuntimeMaps) {
+    gpu::PinnedBuffer probe;
+    std::string error;
+    ASSERT_TRUE(probe.allocate(64, &error)) << error;
+    if (probe.device_view() == nullptr) GTEST_SKIP() << "this runtime does not map page-locked memory";
+    const MappedAliasReport r = check_mapped_alias_on_device(ctx());
+    EXPECT_TRUE(r.mapped_reads()) << r.describe();
+    EXPECT_TRUE(r.host_polling()) << r.describe();
+    EXPECT_TRUE(r.gpu_polling()) << r.describe();
 }
 
 // The flagged copy (the expert tiers' routing): once the host sees the flag's new value, both

@@ -82,6 +82,10 @@ void gpu_copy_words_then_flag(void* dst0, const void* src0, uint64_t bytes0, voi
 // release store) when the data that work reads is ready, without waiting itself. The host's
 // thread that raises it must not depend on this stream.
 void gpu_wait_host_word(const uint32_t* word_view, uint32_t value, GpuContext& ctx);
+// The mapping's check (experts/mapped_alias.h): one thread polls words_view[0] until it holds
+// `value` or about a second of GPU clock ticks passed, then writes `value` (seen) or 0 (not seen)
+// into words_view[1]. Never traps: not seeing the value is an answer here, not a bug.
+void gpu_probe_wait_then_answer(uint32_t* words_view, uint32_t value, GpuContext& ctx);
 // Tagged words (core/tagged_words.h): both spans' words as (tag << 32 | word) pairs into
 // `pairs_view` (page-locked host memory seen through its mapping), src1's after src0's, with no
 // fence and no flag; the host polls the pairs (await_tagged_words). One block: up to ~64 KiB.

@@ -96,6 +96,16 @@ __global__ void wait_host_word_kernel(const volatile uint32_t* word, uint32_t va
     __threadfence_system();
 }
 
+__global__ void probe_wait_then_answer_kernel(volatile uint32_t* words, uint32_t value) {
+    vendor::wait_for_previous_kernel();
+    const long long start = clock64();
+    bool seen = false;
+    while (!(seen = words[0] == value) && clock64() - start < (1ll << 31)) {
+    }
+    words[1] = seen ? value : 0u;
+    __threadfence_system();
+}
+
 // Tagged words (core/tagged_words.h): one block writes each word of both spans as the pair
 // (tag << 32) | word by one 8-byte store, with no fence and no flag: the host polls the pairs.
 __global__ void __launch_bounds__(1024) write_words_tagged_kernel(volatile unsigned long long* pairs, const uint32_t* src0,
@@ -254,6 +264,10 @@ void gpu_await_tagged_words(const uint64_t* pairs_view, uint64_t n, uint32_t tag
 
 void gpu_wait_host_word(const uint32_t* word_view, uint32_t value, GpuContext& ctx) {
     launch_chained(ctx, wait_host_word_kernel, 1, 1, 0, word_view, value);
+}
+
+void gpu_probe_wait_then_answer(uint32_t* words_view, uint32_t value, GpuContext& ctx) {
+    launch_chained(ctx, probe_wait_then_answer_kernel, 1, 1, 0, words_view, value);
 }
 
 void gpu_add_bias(float* x, const float* bias, int64_t n_rows, int64_t n, GpuContext& ctx) {
