@@ -50,6 +50,7 @@ struct ServeOptions {
     bool no_supervise = false;
     int watchdog_seconds = 300;
     int engine_report_fd = -1;  // set by the supervisor for its engine child: where to report the port
+    int engine_stop_fd = -1;    // Windows: the pipe through which its supervisor asks it to stop
     SamplingFlags sampling;
     SpeculationFlags speculation;  // the default of requests that do not set "speculative"
     DeviceFlags device;  // the server's default stays the CPU (set at registration); --device auto|gpu opts in
@@ -101,9 +102,6 @@ int run_serve(ServeOptions o) {
     auto model_path = engine_child && o.model.empty() ? find_builtin_model() : model_or_builtin(o.model, "serve");
     if (!model_path) return report_failure("serve", model_path.status().message());
     o.model = *model_path;
-#if defined(_WIN32)
-    o.no_supervise = true;  // the supervisor needs POSIX processes (server/engine_process.h)
-#endif
     if (engine_child) {
         // Only the supervisor reaches this port; it forwards every request with the client's key.
         o.host = "127.0.0.1";
@@ -150,6 +148,7 @@ int run_serve(ServeOptions o) {
     if (request) request->chat_template = template_text;
 
     StopSignals stop;
+    if (engine_child && o.engine_stop_fd >= 0) server::EngineProcess::watch_stop_pipe(o.engine_stop_fd, [&stop] { stop.request(); });
 
     server::ServerContext ctx(so);
     server::HttpServer http(ctx);
@@ -266,6 +265,7 @@ CommandRegistration registration("serve", "OpenAI- and Anthropic-compatible HTTP
         ->capture_default_str()
         ->check(CLI::Range(1, 86400));
     app.add_option("--engine-report-fd", o->engine_report_fd)->group("");  // the supervisor's engine child: internal
+    app.add_option("--engine-stop-fd", o->engine_stop_fd)->group("");      // the same, Windows: internal
     o->sampling.add_to(app, SamplingFlags::Use::RequestDefaults);
     o->speculation.add_to(app);
     o->device.device = "cpu";

@@ -20,6 +20,9 @@ public:
     StopSignals& operator=(const StopSignals&) = delete;
     // Blocks until a stop request arrives; returns the exit code that reports it (128 + signal).
     int wait();
+    // A stop request from inside the process (the Windows engine's stop pipe), taken by wait()
+    // as if it came from outside: SIGTERM on POSIX, a Ctrl+Break on Windows.
+    void request();
 
 private:
 #ifndef _WIN32

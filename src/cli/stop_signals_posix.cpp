@@ -1,5 +1,6 @@
 #ifndef _WIN32
 #include <pthread.h>
+#include <unistd.h>
 
 #include "cli/stop_signals.h"
 
@@ -12,6 +13,8 @@ StopSignals::StopSignals() {
     sigaddset(&signals_, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
 }
+
+void StopSignals::request() { kill(getpid(), SIGTERM); }  // blocked in every thread: sigwait takes it
 
 int StopSignals::wait() {
     int sig = 0;

@@ -31,6 +31,8 @@ BOOL WINAPI on_console_event(DWORD event) {
 
 StopSignals::StopSignals() { SetConsoleCtrlHandler(on_console_event, TRUE); }
 
+void StopSignals::request() { on_console_event(CTRL_BREAK_EVENT); }
+
 int StopSignals::wait() {
     std::unique_lock lock(g_mutex);
     g_arrived.wait(lock, [] { return g_pending > 0; });

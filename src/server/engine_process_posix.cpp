@@ -82,6 +82,8 @@ Status EngineProcess::report_port(int report_fd, int port) {
 
 int EngineProcess::own_pid() { return static_cast<int>(getpid()); }
 
+void EngineProcess::watch_stop_pipe(int, std::function<void()>) {}
+
 EngineProcess::~EngineProcess() {
     if (report_fd_ >= 0) close(report_fd_);
     if (!ended_) {

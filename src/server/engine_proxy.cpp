@@ -14,6 +14,7 @@
 
 #include "server/anthropic_schema.h"
 #include "server/completion_routes.h"
+#include "server/engine_connections.h"
 #include "server/messages_routes.h"
 #include "server/openai_schema.h"
 #include "server/sse.h"
@@ -70,8 +71,16 @@ std::string stream_error_event(const std::string& path, const std::string& messa
 }
 
 // Reads the engine's answer into `x` (a thread of its own, so the client's side can stream it).
-void read_from_engine(const std::shared_ptr<Exchange>& x, int port, httplib::Request upstream, std::chrono::seconds timeout) {
+void read_from_engine(const std::shared_ptr<Exchange>& x, int port, httplib::Request upstream, std::chrono::seconds timeout,
+                      const std::shared_ptr<EngineConnections>& connections) {
     httplib::Client client("127.0.0.1", port);
+    connections->add(&client, [x] {
+        std::lock_guard lock(x->mutex);
+        if (x->finished) return;
+        x->finished = x->failed = true;
+        x->error = "the process ended";
+        x->changed.notify_all();
+    });
     client.set_connection_timeout(std::chrono::seconds(5));
     client.set_read_timeout(timeout);
     client.set_write_timeout(timeout);
@@ -87,7 +96,7 @@ void read_from_engine(const std::shared_ptr<Exchange>& x, int port, httplib::Req
     };
     upstream.content_receiver = [x](const char* data, size_t n, uint64_t, uint64_t) {
         std::lock_guard lock(x->mutex);
-        if (x->client_gone) return false;
+        if (x->client_gone || x->finished) return false;  // gone, or failed by the supervisor
         x->chunks.emplace_back(data, n);
         x->changed.notify_all();
         return true;
@@ -95,7 +104,9 @@ void read_from_engine(const std::shared_ptr<Exchange>& x, int port, httplib::Req
     httplib::Response response;
     httplib::Error error = httplib::Error::Success;
     const bool ok = client.send(upstream, response, error);
+    connections->remove(&client);
     std::lock_guard lock(x->mutex);
+    if (x->finished) return;  // failed already, when the supervisor saw the process end
     x->finished = true;
     if (!ok && !x->client_gone) {
         x->failed = true;
@@ -111,7 +122,8 @@ void reply_engine_unavailable(const httplib::Request& req, httplib::Response& re
     reply_route_error(req, res, engine_error(503, why));
 }
 
-void forward_to_engine(int port, const httplib::Request& req, httplib::Response& res, std::chrono::seconds timeout) {
+void forward_to_engine(int port, const httplib::Request& req, httplib::Response& res, std::chrono::seconds timeout,
+                       const std::shared_ptr<EngineConnections>& connections) {
     httplib::Request upstream;
     upstream.method = req.method;
     upstream.path = req.target.empty() ? req.path : req.target;
@@ -125,7 +137,7 @@ void forward_to_engine(int port, const httplib::Request& req, httplib::Response&
         }
     }
     auto x = std::make_shared<Exchange>();
-    std::thread(read_from_engine, x, port, std::move(upstream), timeout).detach();
+    std::thread(read_from_engine, x, port, std::move(upstream), timeout, connections).detach();
 
     std::unique_lock lock(x->mutex);
     x->changed.wait(lock, [&] { return x->has_headers || x->finished; });

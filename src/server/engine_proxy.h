@@ -5,9 +5,10 @@
 // clear answer: a 500 in the route's API shape (Anthropic's under /v1/messages, OpenAI's
 // elsewhere) when nothing was sent yet, else an error event at the end of the stream.
 //
-//   forward_to_engine(engine_port, req, res, std::chrono::seconds(600));
+//   forward_to_engine(engine_port, req, res, std::chrono::seconds(600), connections);
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 namespace httplib {
@@ -17,7 +18,10 @@ struct Response;
 
 namespace strata::server {
 
-void forward_to_engine(int port, const httplib::Request& req, httplib::Response& res, std::chrono::seconds timeout);
+class EngineConnections;
+// `connections` holds the request's connection while it reads (server/engine_connections.h).
+void forward_to_engine(int port, const httplib::Request& req, httplib::Response& res, std::chrono::seconds timeout,
+                       const std::shared_ptr<EngineConnections>& connections);
 
 // The route's error for a request the engine cannot take now (restarting, or not started yet).
 void reply_engine_unavailable(const httplib::Request& req, httplib::Response& res, const std::string& why);

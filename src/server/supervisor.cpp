@@ -145,7 +145,7 @@ void Supervisor::install_routes() {
             return reply_engine_unavailable(req, res, restarts_ > 0 ? fmt::format("the engine is restarting after it stopped ({}): retry shortly", last_failure_)
                                                                     : std::string("the engine is starting: retry shortly"));
         }
-        forward_to_engine(port, req, res, options_.request_timeout);
+        forward_to_engine(port, req, res, options_.request_timeout, connections_);
     };
     s.Get(".*", forward);
     s.Post(".*", forward);
@@ -181,12 +181,13 @@ void Supervisor::keep_engine_running() {
                 why = fmt::format("it reported no port ({})", engine->wait());
             }
             // Requests now wait for the next engine; this one is reaped (its memory returned)
-            // before a new one starts.
+            // before a new one starts, and the requests still reading from it fail now.
             {
                 std::lock_guard lock(mutex_);
                 engine_port_ = 0;
                 engine_pid_ = -1;
             }
+            connections_->abort_all();
             engine->wait();
         }
         std::unique_lock lock(mutex_);

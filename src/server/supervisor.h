@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "server/engine_connections.h"
 
 namespace httplib {
 class Server;
@@ -64,6 +65,8 @@ private:
 
     SupervisorOptions options_;
     std::unique_ptr<httplib::Server> server_;
+    // Shared with the readers of forwarded requests, which may outlive a request's handler.
+    std::shared_ptr<EngineConnections> connections_ = std::make_shared<EngineConnections>();
     int port_ = -1;
     std::thread http_thread_, monitor_thread_;
 
