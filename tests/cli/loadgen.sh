@@ -5,14 +5,7 @@
 # Usage: loadgen.sh <path-to-strata> <testdata-root>
 set -euo pipefail
 strata="$1"
-work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-    if [[ -n "$server_pid" ]]; then kill -9 "$server_pid" 2> /dev/null || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; [[ -f "$work/server.log" ]] && sed 's/^/  server: /' "$work/server.log" >&2; exit 1; }
+source "$(dirname "$0")/lib/served.sh"
 
 "$strata" synth --preset tiny --layers 2 -o "$work/tiny.gguf" 2> /dev/null
 printf '%s' '{% for m in messages %}<{{ m.role }}>{{ m.content }}
@@ -22,14 +15,8 @@ printf 'load-key\n' > "$work/key"
     --slots 2 --ctx-size 2048 -t 2 2> "$work/server.log" &
 server_pid=$!
 
-port=""
-for _ in $(seq 1 600); do  # up to 60 s on a loaded machine
-    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$work/server.log" | head -1)
-    [[ -n "$port" ]] && break
-    sleep 0.1
-done
-[[ -n "$port" ]] || fail "no 'listening on' line"
-url="http://127.0.0.1:$port"
+wait_for_port
+url=$base
 
 # The server may still be loading: loadgen's health probe only needs it to answer.
 "$strata" loadgen --url "$url" --api-key-file "$work/key" --clients 1,3 --requests-per-client 2 --max-tokens 4 \

@@ -9,14 +9,7 @@ if ! command -v curl > /dev/null; then
     echo "SKIP: curl is not installed"
     exit 0
 fi
-work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-    if [[ -n "$server_pid" ]]; then kill -9 "$server_pid" 2> /dev/null || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; [[ -f "$work/server.log" ]] && sed 's/^/  server: /' "$work/server.log" >&2; exit 1; }
+source "$(dirname "$0")/lib/served.sh"
 
 "$strata" synth --preset tiny --layers 2 -o "$work/tiny.gguf" 2> /dev/null
 printf '%s' '{% for m in messages %}<{{ m.role }}>{{ m.content }}
@@ -27,15 +20,7 @@ printf 'smoke-key\n' > "$work/key"
     --slots 2 --ctx-size 4096 -t 2 --drain-timeout 30 2> "$work/server.log" &
 server_pid=$!
 
-# The port is chosen by the system (--port 0) and printed on the first line.
-port=""
-for _ in $(seq 1 600); do  # up to 60 s on a loaded machine
-    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$work/server.log" | head -1)
-    [[ -n "$port" ]] && break
-    sleep 0.1
-done
-[[ -n "$port" ]] || fail "no 'listening on' line"
-base="http://127.0.0.1:$port"
+wait_for_port
 auth=(-H "Authorization: Bearer smoke-key")
 
 ready=""

@@ -13,25 +13,11 @@ for tool in curl python3; do
     command -v "$tool" > /dev/null || { echo "SKIP: $tool is not installed"; exit 0; }
 done
 [[ $(uname) == Linux ]] || { echo "SKIP: the supervisor test reads /proc"; exit 0; }
-work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-    if [[ -n "$server_pid" ]]; then kill -9 "$server_pid" 2> /dev/null || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; [[ -f "$work/server.log" ]] && sed 's/^/  server: /' "$work/server.log" >&2; exit 1; }
+source "$(dirname "$0")/lib/served.sh"
 
 "$strata" serve --port 0 --ctx-size 2048 -t 2 --watchdog 5 2> "$work/server.log" &
 server_pid=$!
-port=""
-for _ in $(seq 1 600); do
-    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$work/server.log" | head -1)
-    [[ -n "$port" ]] && break
-    sleep 0.1
-done
-[[ -n "$port" ]] || fail "no 'listening on' line"
-base="http://127.0.0.1:$port"
+wait_for_port
 
 health_field() { curl -s "$base/health" | python3 -c "import json,sys; print(json.load(sys.stdin).get('$1', ''))" 2> /dev/null || true; }
 # Waits until /health says ready with restart count $1; prints the engine's pid.

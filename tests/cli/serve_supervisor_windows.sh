@@ -19,25 +19,11 @@ done
 wine=$(sed -n 's|^exec "\([^"]*\)".*|\1|p' "$strata")  # the launcher's emulator (tests/CMakeLists.txt)
 [[ -x $wine ]] || { echo "FAIL: no emulator in the launcher $strata" >&2; exit 1; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [[ -n "$server_pid" ]]; then kill -9 "$server_pid" 2> /dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; [[ -f "$work/server.log" ]] && sed 's/^/  server: /' "$work/server.log" >&2; exit 1; }
+source "$(dirname "$0")/lib/served.sh"
 
 "$strata" serve -m "$root/models/strata-kjv-moe.gguf" --port 0 --ctx-size 2048 -t 2 2> "$work/server.log" &
 server_pid=$!
-port=""
-for _ in $(seq 1 600); do
-  port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$work/server.log" | head -1)
-  [[ -n "$port" ]] && break
-  sleep 0.1
-done
-[[ -n "$port" ]] || fail "no 'listening on' line"
-base="http://127.0.0.1:$port"
+wait_for_port
 wait_ready() {  # restarts: prints the engine's (Windows) pid once /health says ready with that count
   for _ in $(seq 1 1200); do
     local h
