@@ -5,14 +5,7 @@
 # Usage: serve_checkpoint_flags.sh <path-to-strata> <testdata-root>
 set -euo pipefail
 strata="$1"
-work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-    if [[ -n "$server_pid" ]]; then kill -9 "$server_pid" 2> /dev/null || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/served.sh"
 
 "$strata" synth --preset tiny --layers 2 -o "$work/tiny.gguf" 2> /dev/null
 

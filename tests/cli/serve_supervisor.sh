@@ -20,19 +20,6 @@ server_pid=$!
 wait_for_port
 
 health_field() { curl -s "$base/health" | python3 -c "import json,sys; print(json.load(sys.stdin).get('$1', ''))" 2> /dev/null || true; }
-# Waits until /health says ready with restart count $1; prints the engine's pid.
-wait_ready() {
-    for _ in $(seq 1 1200); do
-        local h
-        h=$(curl -s "$base/health" || true)
-        if python3 -c "import json,sys; h=json.loads(sys.argv[1]); sys.exit(0 if h.get('status')=='ready' and h.get('engine_restarts')==$1 else 1)" "$h" 2> /dev/null; then
-            python3 -c "import json,sys; print(json.loads(sys.argv[1])['engine_pid'])" "$h"
-            return
-        fi
-        sleep 0.1
-    done
-    fail "the engine never became ready with $1 restarts: $(curl -s "$base/health")"
-}
 engines() { pgrep -P "$server_pid" | wc -l; }
 # The old engine is gone (reaped: not even a zombie) and exactly one engine runs.
 check_replaced() {  # old_pid new_pid
@@ -43,7 +30,7 @@ check_replaced() {  # old_pid new_pid
 chat='{"messages":[{"role":"user","content":"Hi"}],"max_tokens":2000,"ignore_eos":true'
 
 # 1. Killed mid-stream: the stream ends with an error event, not [DONE].
-pid1=$(wait_ready 0)
+pid1=$(wait_engine_ready 0)
 curl -sN "$base/v1/chat/completions" -H 'Content-Type: application/json' -d "$chat,\"stream\":true}" > "$work/stream.txt" &
 curl_pid=$!
 for _ in $(seq 1 600); do grep -q '"delta"' "$work/stream.txt" 2> /dev/null && break; sleep 0.05; done
@@ -53,7 +40,7 @@ kill -KILL "$pid1"
 wait "$curl_pid" || fail "curl failed on the broken stream"
 tail -n 3 "$work/stream.txt" | grep -q '"code":"engine_failed"' || fail "the stream did not end with an error event: $(tail -c 400 "$work/stream.txt")"
 ! grep -q '\[DONE\]' "$work/stream.txt" || fail "a broken stream said [DONE]"
-pid2=$(wait_ready 1)
+pid2=$(wait_engine_ready 1)
 check_replaced "$pid1" "$pid2"
 grep -q "the engine stopped (killed by signal 9 (SIGKILL))" "$work/server.log" || fail "no log line says why the engine stopped"
 echo "killed mid-stream: error event, engine $pid1 -> $pid2"
@@ -66,7 +53,7 @@ code=$(curl -s -o "$work/messages.json" -w '%{http_code}' "$base/v1/messages" -H
 [[ $code == 500 ]] || fail "a request to a hung engine got $code: $(cat "$work/messages.json")"
 python3 -c "import json,sys; b=json.load(open(sys.argv[1])); assert b['type']=='error' and b['error']['type']=='api_error', b" "$work/messages.json" ||
     fail "not an Anthropic error: $(cat "$work/messages.json")"
-pid3=$(wait_ready 2)
+pid3=$(wait_engine_ready 2)
 check_replaced "$pid2" "$pid3"
 grep -q "did not answer for longer than --watchdog 5 s" "$work/server.log" || fail "the watchdog did not say why it killed the engine"
 echo "hung engine: watchdog kill, Anthropic 500, engine $pid2 -> $pid3"
@@ -84,7 +71,7 @@ code=$(cat "$work/chat.code")
 [[ $code == 500 ]] || fail "a request to a crashed engine got $code: $(cat "$work/chat.json")"
 python3 -c "import json,sys; b=json.load(open(sys.argv[1])); assert b['error']['code']=='engine_failed', b" "$work/chat.json" ||
     fail "not an OpenAI error: $(cat "$work/chat.json")"
-pid4=$(wait_ready 3)
+pid4=$(wait_engine_ready 3)
 check_replaced "$pid3" "$pid4"
 grep -q "killed by signal 11 (SIGSEGV)" "$work/server.log" || fail "no log line names the crash"
 echo "crashed engine: OpenAI 500, engine $pid3 -> $pid4"

@@ -24,20 +24,8 @@ source "$(dirname "$0")/lib/served.sh"
 "$strata" serve -m "$root/models/strata-kjv-moe.gguf" --port 0 --ctx-size 2048 -t 2 2> "$work/server.log" &
 server_pid=$!
 wait_for_port
-wait_ready() {  # restarts: prints the engine's (Windows) pid once /health says ready with that count
-  for _ in $(seq 1 1200); do
-    local h
-    h=$(curl -s "$base/health" || true)
-    if python3 -c "import json,sys; h=json.loads(sys.argv[1]); sys.exit(0 if h.get('status')=='ready' and h.get('engine_restarts')==$1 else 1)" "$h" 2> /dev/null; then
-      python3 -c "import json,sys; print(json.loads(sys.argv[1])['engine_pid'])" "$h"
-      return
-    fi
-    sleep 0.1
-  done
-  fail "the engine never became ready with $1 restarts: $(curl -s "$base/health")"
-}
 grep -q "the engine starts in a supervised process" "$work/server.log" || fail "serve did not start a supervised engine"
-pid1=$(wait_ready 0)
+pid1=$(wait_engine_ready 0)
 chat='{"messages":[{"role":"user","content":"Hi"}],"max_tokens":2000,"ignore_eos":true,"stream":true}'
 curl -sN "$base/v1/chat/completions" -H 'Content-Type: application/json' -d "$chat" > "$work/stream.txt" &
 curl_pid=$!
@@ -47,7 +35,7 @@ WINEDEBUG=-all "$wine" taskkill /F /PID "$pid1" > "$work/taskkill.txt" 2>&1 || f
 wait "$curl_pid" || fail "curl failed on the broken stream"
 tail -n 3 "$work/stream.txt" | grep -q '"code":"engine_failed"' || fail "the stream did not end with an error event: $(tail -c 400 "$work/stream.txt")"
 ! grep -q '\[DONE\]' "$work/stream.txt" || fail "a broken stream said [DONE]"
-pid2=$(wait_ready 1)
+pid2=$(wait_engine_ready 1)
 [[ $pid1 != "$pid2" ]] || fail "the engine pid did not change ($pid1)"
 grep -q "strata serve: the engine stopped (" "$work/server.log" || fail "no log line says the engine stopped"
 echo "killed mid-stream: error event, engine $pid1 -> $pid2"
