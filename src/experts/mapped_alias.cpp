@@ -65,6 +65,10 @@ MappedAliasReport check_mapped_alias(MappedMemoryProbe& probe, uint64_t host_spi
 }
 
 std::string MappedAliasReport::describe() const {
+    if (!unchecked_reason.empty()) {
+        return fmt::format("the GPU's mapping of page-locked memory was not checked ({}): transfers are copies, waits are events",
+                           unchecked_reason);
+    }
     if (!has_alias) return "page-locked memory is not mapped into the GPU: transfers are copies, waits are events";
     if (!kernels_see_host_writes) {
         return fmt::format("the runtime's GPU address of page-locked memory ({}) does not show the host's data: "

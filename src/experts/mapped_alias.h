@@ -45,6 +45,8 @@ struct MappedAliasReport {
     bool kernels_see_host_writes = false;            // written before the launch
     bool kernels_see_host_writes_while_running = false;  // without the host entering the driver
     bool host_sees_kernel_writes_by_polling = false;     // before any synchronize
+    // Set when the check could not run (its buffers refused): nothing is used, as if unmapped.
+    std::string unchecked_reason;
 
     // Kernels read small transfers through the alias (else: copies).
     bool mapped_reads() const { return has_alias && kernels_see_host_writes; }

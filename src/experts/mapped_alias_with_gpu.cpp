@@ -14,9 +14,11 @@ namespace {
 class RuntimeMappedProbe final : public MappedMemoryProbe {
 public:
     explicit RuntimeMappedProbe(gpu::GpuContext& ctx) : ctx_(ctx) {
-        std::string error;
-        if (host_.allocate(kWords * sizeof(uint32_t), &error)) device_ = ctx.pool().allocate(kWords * sizeof(uint32_t), &error);
+        if (host_.allocate(kWords * sizeof(uint32_t), &error_)) device_ = ctx.pool().allocate(kWords * sizeof(uint32_t), &error_);
     }
+    // Why the probe's buffers could not be had (page-locked memory refused, or no VRAM left for
+    // 256 bytes); empty when the runtime simply maps nothing.
+    std::string error() const { return device_ ? "" : error_; }
     uint32_t* host_words() override { return device_ ? host_.as<uint32_t>() : nullptr; }
     const void* device_alias() override { return device_ ? host_.device_view() : nullptr; }
     std::vector<uint32_t> gpu_reads_alias() override {
@@ -35,6 +37,7 @@ private:
     gpu::GpuContext& ctx_;
     gpu::PinnedBuffer host_;
     gpu::DeviceBuffer device_;
+    std::string error_;
 };
 
 }  // namespace
@@ -46,7 +49,10 @@ MappedAliasReport check_mapped_alias_on_device(gpu::GpuContext& ctx) {
     const int device = ctx.device().ordinal;
     if (auto it = checked.find(device); it != checked.end()) return it->second;
     RuntimeMappedProbe probe(ctx);
-    return checked[device] = check_mapped_alias(probe);
+    MappedAliasReport report;
+    if (!probe.error().empty()) report.unchecked_reason = probe.error();
+    else report = check_mapped_alias(probe);
+    return checked[device] = report;
 }
 
 }  // namespace strata

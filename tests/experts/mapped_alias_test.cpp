@@ -140,5 +140,15 @@ TEST(MappedAlias, KernelWritesSeenOnlyAfterASynchronizeTurnPollingOff) {
     EXPECT_NE(r.describe().find("the host does not see kernels' writes by polling"), std::string::npos) << r.describe();
 }
 
+TEST(MappedAlias, ACheckThatCouldNotRunUsesNothingAndSaysWhy) {
+    MappedAliasReport r;
+    r.unchecked_reason = "no VRAM left for 256 bytes";
+    EXPECT_FALSE(r.mapped_reads());
+    EXPECT_FALSE(r.host_polling());
+    EXPECT_FALSE(r.gpu_polling());
+    EXPECT_EQ(r.describe(), "the GPU's mapping of page-locked memory was not checked (no VRAM left for 256 bytes): transfers are "
+                            "copies, waits are events");
+}
+
 }  // namespace
 }  // namespace strata
