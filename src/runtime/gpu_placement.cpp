@@ -76,9 +76,9 @@ Result<GpuExpertTierOptions> tier_options(const GgufFile& file, const ModelConfi
     tier.miss_lane = request.miss_lane;
     tier.tuning = request.tier_tuning;
     tier.prefetch = request.expert_prefetch;
-    // Unknown RAM: no limit assumed; a refused registration still falls back layer by layer.
-    const Result<HostRam> ram = read_host_ram();
-    tier.page_lock_limit = ram ? page_lock_limit(ram->total_bytes) : UINT64_MAX;
+    // The limit the plan was made with (fill_plan_request; unknown RAM: none, and a refused
+    // registration still falls back layer by layer).
+    tier.page_lock_limit = placement.plan.request.page_lock_limit;
     if (!request.expert_profile.empty()) {
         STRATA_ASSIGN_OR_RETURN(ExpertProfileModel who, expert_profile_model(file));
         STRATA_ASSIGN_OR_RETURN(ExpertProfile profile, load_expert_profile(request.expert_profile, who));
